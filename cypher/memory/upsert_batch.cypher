@@ -1,0 +1,31 @@
+// Write a batch of spilled items. Idempotent: MERGE on (tenant, id) and every property
+// is set from the item, so a retried or repeated spill converges to one node per item.
+MERGE (t:Tenant {id: $tenant})
+WITH t
+UNWIND $items AS it
+MERGE (m:Memory {tenant: $tenant, id: it.id})
+SET m.sessionId = it.sessionId,
+    m.userId = it.userId,
+    m.content = it.content,
+    m.type = it.type,
+    m.tier = it.tier,
+    m.accessCount = it.accessCount,
+    m.lastAccessedAt = it.lastAccessedAt,
+    m.createdAt = it.createdAt,
+    m.relevanceScore = it.relevanceScore,
+    m.tokenCount = it.tokenCount,
+    m.contentHash = it.contentHash,
+    m.metadata = it.metadata,
+    m.spilledAt = datetime()
+WITH m, it
+CALL db.create.setNodeVectorProperty(m, 'embedding', it.embedding)
+MERGE (s:Session {tenant: $tenant, id: it.sessionId})
+MERGE (s)-[:HAS_MEMORY]->(m)
+WITH m, s, it
+CALL (s, it) {
+  WITH s, it
+  WHERE it.userId IS NOT NULL
+  MERGE (u:User {tenant: $tenant, id: it.userId})
+  MERGE (u)-[:HAS_SESSION]->(s)
+}
+RETURN m.id AS id, m.tier AS tier

@@ -1,0 +1,114 @@
+"""The Starlette application: /graphql, /healthz, /readyz."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from cross_web import HTTPException
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+
+from ..builder import MemoryBuilder
+from ..errors import ErrorCode
+from ..service import MemoryService
+from ..settings import Settings, load_settings
+from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
+from .errors import error_response
+from .limits import BodyLimit
+from .schema import build_schema
+
+log = logging.getLogger("graphmem.api")
+
+
+class GraphQLEndpoint(GraphQL):
+    """strawberry's ASGI view with the tenant in the context and JSON error bodies."""
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket | None = None
+    ) -> dict[str, Any]:
+        return {
+            "request": request,
+            "response": response,
+            "service": request.app.state.service,
+            "tenant": request.scope[TENANT_SCOPE_KEY],
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope, receive=receive))
+        except HTTPException as exc:
+            # Malformed JSON, a missing query, a wrong method: the client's mistake.
+            code = ErrorCode.BAD_INPUT if exc.status_code < 500 else ErrorCode.INTERNAL
+            response = error_response(exc.status_code, exc.reason, code)
+        await response(scope, receive, send)
+
+
+async def healthz(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    service: MemoryService | None = getattr(request.app.state, "service", None)
+    if service is None:
+        return JSONResponse({"status": "starting"}, status_code=503)
+    report = await service.readiness()
+    ready = all(v == "ok" for v in report.values())
+    return JSONResponse(
+        {"status": "ready" if ready else "unavailable", **report},
+        status_code=200 if ready else 503,
+    )
+
+
+def create_app(
+    settings: Settings | None = None,
+    service: MemoryService | None = None,
+    *,
+    migrate: bool = True,
+) -> Starlette:
+    """The ASGI app. Pass ``service`` to share one (tests, notebooks); otherwise the app
+    builds it from ``settings`` at start-up, applies the schema migration and closes it
+    at shutdown."""
+    settings = settings or load_settings()
+    keys = KeyRing(api_keys(settings))
+    schema = build_schema(
+        max_depth=settings.max_query_depth,
+        max_aliases=settings.max_aliases,
+        max_tokens=settings.max_query_tokens,
+    )
+    graphql = GraphQLEndpoint(schema, graphql_ide=None, allow_queries_via_get=False)
+    protected = BearerAuth(BodyLimit(graphql, settings.max_body_bytes), keys)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        owned = service is None
+        app.state.service = service or MemoryBuilder.from_settings(settings).build()
+        try:
+            if migrate:
+                applied = await app.state.service.migrate()
+                log.info("schema migration applied: %s", ", ".join(applied))
+            yield
+        finally:
+            if owned:
+                await app.state.service.close()
+
+    app = Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route("/graphql", protected, methods=["GET", "POST"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    return app

@@ -1,0 +1,144 @@
+"""The GraphQL schema: thin resolvers that hand the caller's tenant to the service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from graphql.error import GraphQLError
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.types import ExecutionContext, Info
+
+from ..service import MemoryService, RecallQuery
+from .errors import TypedErrors
+from .types import (
+    AddMemoryInput,
+    MemoryItem,
+    MemoryStatus,
+    MemoryType,
+    RecallInput,
+    RecallResult,
+    ScoredMemory,
+    SpillResult,
+)
+
+
+def _ctx(info: Info[Any, Any]) -> tuple[MemoryService, str]:
+    return info.context["service"], info.context["tenant"]
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="The session's hot tier, newest first.")
+    async def hot(self, info: Info[Any, Any], session_id: strawberry.ID) -> list[MemoryItem]:
+        service, tenant = _ctx(info)
+        return [MemoryItem.of(i) for i in await service.hot(tenant, str(session_id))]
+
+    @strawberry.field(description="Items and tokens per tier, with suggestions.")
+    async def memory_status(self, info: Info[Any, Any], session_id: strawberry.ID) -> MemoryStatus:
+        service, tenant = _ctx(info)
+        return MemoryStatus.of(await service.status(tenant, str(session_id)))
+
+    @strawberry.field(description="Rank warm and cold memories for a query; no side effects.")
+    async def search(
+        self,
+        info: Info[Any, Any],
+        query: str,
+        session_id: strawberry.ID | None = None,
+        user_id: strawberry.ID | None = None,
+        limit: int = 10,
+        types: list[MemoryType] | None = None,
+    ) -> list[ScoredMemory]:
+        service, tenant = _ctx(info)
+        q = RecallQuery(
+            query=query,
+            session_id=str(session_id) if session_id is not None else None,
+            user_id=str(user_id) if user_id is not None else None,
+            limit=limit,
+            types=types,
+            auto_promote=False,
+        )
+        return [ScoredMemory.of(s) for s in await service.search(tenant, q)]
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(description="Add a memory to the session's hot tier.")
+    async def add_memory(self, info: Info[Any, Any], input: AddMemoryInput) -> MemoryItem:
+        service, tenant = _ctx(info)
+        return MemoryItem.of(await service.add(tenant, input.to_spec()))
+
+    @strawberry.mutation(description="Add several memories in one call.")
+    async def add_memories(
+        self, info: Info[Any, Any], inputs: list[AddMemoryInput]
+    ) -> list[MemoryItem]:
+        service, tenant = _ctx(info)
+        items = await service.add_many(tenant, [i.to_spec() for i in inputs])
+        return [MemoryItem.of(i) for i in items]
+
+    @strawberry.mutation(
+        description="Move hot items into the graph: the given ids, or the `count` "
+        "lowest-relevance, oldest ones (default: the configured spill count)."
+    )
+    async def spill(
+        self,
+        info: Info[Any, Any],
+        session_id: strawberry.ID,
+        count: int | None = None,
+        item_ids: list[strawberry.ID] | None = None,
+    ) -> SpillResult:
+        service, tenant = _ctx(info)
+        ids = [str(i) for i in item_ids] if item_ids else None
+        return SpillResult.of(await service.spill(tenant, str(session_id), count, ids))
+
+    @strawberry.mutation(
+        description="Search warm and cold memories, record the access, and promote "
+        "items above the promote threshold to the hot tier."
+    )
+    async def recall(self, info: Info[Any, Any], input: RecallInput) -> RecallResult:
+        service, tenant = _ctx(info)
+        q = RecallQuery(
+            query=input.query,
+            session_id=str(input.session_id) if input.session_id is not None else None,
+            user_id=str(input.user_id) if input.user_id is not None else None,
+            limit=input.limit,
+            auto_promote=input.auto_promote,
+            types=input.types,
+        )
+        return RecallResult.of(await service.recall(tenant, q))
+
+    @strawberry.mutation(description="Bring a warm or cold memory into its session's hot tier.")
+    async def promote(self, info: Info[Any, Any], item_id: strawberry.ID) -> MemoryItem:
+        service, tenant = _ctx(info)
+        return MemoryItem.of(await service.promote(tenant, str(item_id)))
+
+    @strawberry.mutation(
+        description="Remove a memory from every tier; false when there was no such memory."
+    )
+    async def forget(self, info: Info[Any, Any], item_id: strawberry.ID) -> bool:
+        service, tenant = _ctx(info)
+        return await service.forget(tenant, str(item_id))
+
+
+class GraphmemSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        # TypedErrors already logged what was unexpected; client mistakes (bad input,
+        # unknown ids) are not server problems and would only flood the log.
+        return None
+
+
+def build_schema(
+    max_depth: int = 10, max_aliases: int = 15, max_tokens: int = 2000
+) -> strawberry.Schema:
+    return GraphmemSchema(
+        query=Query,
+        mutation=Mutation,
+        extensions=[
+            QueryDepthLimiter(max_depth=max_depth),
+            MaxAliasesLimiter(max_alias_count=max_aliases),
+            MaxTokensLimiter(max_token_count=max_tokens),
+            TypedErrors(),
+        ],
+    )

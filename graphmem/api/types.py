@@ -1,0 +1,181 @@
+"""GraphQL types of DESIGN.md section 4, and their conversion from the domain models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+
+from .. import models
+
+MemoryType = strawberry.enum(models.MemoryType, name="MemoryType")
+Tier = strawberry.enum(models.Tier, name="Tier")
+
+
+@strawberry.type(description="One memory, in whichever tier holds it now.")
+class MemoryItem:
+    id: strawberry.ID
+    session_id: strawberry.ID
+    user_id: strawberry.ID | None
+    content: str
+    type: MemoryType
+    tier: Tier
+    access_count: int
+    last_accessed_at: datetime
+    created_at: datetime
+    relevance_score: float
+    token_count: int
+    metadata: JSON
+
+    @classmethod
+    def of(cls, item: models.MemoryItem) -> MemoryItem:
+        return cls(
+            id=strawberry.ID(item.id),
+            session_id=strawberry.ID(item.session_id),
+            user_id=strawberry.ID(item.user_id) if item.user_id else None,
+            content=item.content,
+            type=item.type,
+            tier=item.tier,
+            access_count=item.access_count,
+            last_accessed_at=item.last_accessed_at,
+            created_at=item.created_at,
+            relevance_score=item.relevance_score,
+            token_count=item.token_count,
+            metadata=item.metadata,
+        )
+
+
+@strawberry.type
+class HotTierStatus:
+    items: int
+    tokens: int
+    limit: int
+    utilization_percent: float
+
+
+@strawberry.type
+class TierStatus:
+    items: int
+    tokens: int
+
+
+@strawberry.type
+class MemorySuggestion:
+    type: str = strawberry.field(description="spill, recall or prune")
+    reason: str
+    item_ids: list[strawberry.ID]
+
+
+@strawberry.type
+class MemoryStatus:
+    session_id: strawberry.ID
+    hot: HotTierStatus
+    warm: TierStatus
+    cold: TierStatus
+    suggestions: list[MemorySuggestion]
+
+    @classmethod
+    def of(cls, s: models.MemoryStatus) -> MemoryStatus:
+        return cls(
+            session_id=strawberry.ID(s.session_id),
+            hot=HotTierStatus(
+                items=s.hot.items,
+                tokens=s.hot.tokens,
+                limit=s.hot.limit,
+                utilization_percent=s.hot.utilization_percent,
+            ),
+            warm=TierStatus(items=s.warm.items, tokens=s.warm.tokens),
+            cold=TierStatus(items=s.cold.items, tokens=s.cold.tokens),
+            suggestions=[
+                MemorySuggestion(
+                    type=g.type, reason=g.reason, item_ids=[strawberry.ID(i) for i in g.item_ids]
+                )
+                for g in s.suggestions
+            ],
+        )
+
+
+@strawberry.type
+class SpillResult:
+    spilled_count: int
+    spilled_ids: list[strawberry.ID]
+    target_tier: Tier
+    warm_ids: list[strawberry.ID]
+    cold_ids: list[strawberry.ID]
+
+    @classmethod
+    def of(cls, r: models.SpillResult) -> SpillResult:
+        return cls(
+            spilled_count=r.spilled_count,
+            spilled_ids=[strawberry.ID(i) for i in r.spilled_ids],
+            target_tier=r.target_tier,
+            warm_ids=[strawberry.ID(i) for i in r.warm_ids],
+            cold_ids=[strawberry.ID(i) for i in r.cold_ids],
+        )
+
+
+@strawberry.type
+class ItemScore:
+    item_id: strawberry.ID
+    score: float
+
+
+@strawberry.type
+class ScoredMemory:
+    item: MemoryItem
+    score: float
+
+    @classmethod
+    def of(cls, s: models.ScoredMemory) -> ScoredMemory:
+        return cls(item=MemoryItem.of(s.item), score=s.score)
+
+
+@strawberry.type
+class RecallResult:
+    items: list[MemoryItem]
+    promoted: list[strawberry.ID]
+    scores: list[ItemScore]
+
+    @classmethod
+    def of(cls, r: models.RecallResult) -> RecallResult:
+        return cls(
+            items=[MemoryItem.of(i) for i in r.items],
+            promoted=[strawberry.ID(i) for i in r.promoted],
+            scores=[ItemScore(item_id=strawberry.ID(s.item.id), score=s.score) for s in r.scores],
+        )
+
+
+@strawberry.input
+class AddMemoryInput:
+    session_id: strawberry.ID
+    content: str
+    type: MemoryType = models.MemoryType.MESSAGE
+    user_id: strawberry.ID | None = None
+    metadata: JSON | None = strawberry.field(
+        default=None, description="A JSON object; returned exactly as given"
+    )
+    occurred_at: datetime | None = strawberry.field(
+        default=None, description="When it happened; defaults to now"
+    )
+
+    def to_spec(self) -> dict[str, Any]:
+        return {
+            "session_id": str(self.session_id),
+            "user_id": str(self.user_id) if self.user_id is not None else None,
+            "content": self.content,
+            "type": self.type,
+            "metadata": self.metadata if self.metadata is not None else {},
+            "occurred_at": self.occurred_at,
+        }
+
+
+@strawberry.input
+class RecallInput:
+    query: str
+    session_id: strawberry.ID | None = None
+    user_id: strawberry.ID | None = None
+    limit: int = 3
+    auto_promote: bool = True
+    types: list[MemoryType] | None = None

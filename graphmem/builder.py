@@ -1,0 +1,125 @@
+"""MemoryBuilder: the fluent way to assemble a memory service (seed 000).
+
+    memory = (
+        MemoryBuilder()
+        .with_hot(RedisHotTier.connect(redis_url, ttl))
+        .with_graph(Neo4jGraphStore.connect(uri, user, password, library()))
+        .with_embedder(MiniLMInt8Embedder())
+        .build()
+    )
+
+``build()`` validates before anything runs: a missing tier or an object that does
+not satisfy a tier protocol is a ``ConfigurationError`` naming what is wrong.
+``MemoryBuilder.from_settings(settings)`` wires the real Redis, Neo4j and embedder.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from .cypher import library
+from .enrich.embed import Embedder, make_embedder
+from .enrich.tokens import TokenCounter
+from .errors import ConfigurationError
+from .service import Limits, MemoryService
+from .settings import MemoryConfig, Settings
+from .tiers import GraphStore, HotTier
+from .tiers.graph import Neo4jGraphStore
+from .tiers.hot import RedisHotTier
+
+
+class MemoryBuilder:
+    def __init__(self) -> None:
+        self._hot: HotTier | None = None
+        self._graph: GraphStore | None = None
+        self._embedder: Embedder | None = None
+        self._tokens: TokenCounter | None = None
+        self._config = MemoryConfig()
+        self._limits = Limits()
+
+    def with_hot(self, hot: HotTier) -> Self:
+        self._hot = hot
+        return self
+
+    def with_graph(self, graph: GraphStore) -> Self:
+        self._graph = graph
+        return self
+
+    def with_embedder(self, embedder: Embedder) -> Self:
+        self._embedder = embedder
+        return self
+
+    def with_tokens(self, tokens: TokenCounter) -> Self:
+        self._tokens = tokens
+        return self
+
+    def with_config(self, config: MemoryConfig | None = None, **overrides: Any) -> Self:
+        """Seed 004's tier settings; keyword overrides accept either naming style."""
+        try:
+            self._config = (config or self._config).merged(**overrides)
+        except ValueError as exc:
+            raise ConfigurationError(f"invalid memory config: {exc}") from exc
+        return self
+
+    def with_limits(self, limits: Limits) -> Self:
+        self._limits = limits
+        return self
+
+    def build(self) -> MemoryService:
+        problems = []
+        if self._hot is None:
+            problems.append("no hot tier: call with_hot(...)")
+        elif not isinstance(self._hot, HotTier):
+            problems.append(f"{type(self._hot).__name__} does not implement the HotTier protocol")
+        if self._graph is None:
+            problems.append("no graph store: call with_graph(...)")
+        elif not isinstance(self._graph, GraphStore):
+            problems.append(
+                f"{type(self._graph).__name__} does not implement the GraphStore protocol"
+            )
+        if self._embedder is None:
+            problems.append("no embedder: call with_embedder(...)")
+        elif not isinstance(self._embedder, Embedder):
+            problems.append(
+                f"{type(self._embedder).__name__} does not implement the Embedder protocol"
+            )
+        if problems:
+            raise ConfigurationError("cannot build the memory service: " + "; ".join(problems))
+        assert self._hot is not None and self._graph is not None and self._embedder is not None
+        return MemoryService(
+            hot=self._hot,
+            graph=self._graph,
+            embedder=self._embedder,
+            tokens=self._tokens or TokenCounter(),
+            config=self._config,
+            limits=self._limits,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MemoryBuilder:
+        """A builder wired to the services the settings point at."""
+        return (
+            cls()
+            .with_hot(
+                RedisHotTier.connect(
+                    settings.resolved_redis_url, settings.memory.session_ttl_seconds
+                )
+            )
+            .with_graph(
+                Neo4jGraphStore.connect(
+                    settings.resolved_neo4j_uri,
+                    settings.neo4j_user,
+                    settings.neo4j_password,
+                    library(),
+                    settings.neo4j_database,
+                )
+            )
+            .with_embedder(make_embedder(settings.embedder, settings.embed_threads))
+            .with_config(settings.memory)
+            .with_limits(
+                Limits(
+                    max_content_chars=settings.max_content_chars,
+                    max_batch_items=settings.max_batch_items,
+                )
+            )
+        )

@@ -1,0 +1,1 @@
+"""Enrichment: token counts, embeddings (and, later, entities) computed locally."""

@@ -1,0 +1,156 @@
+"""Domain models shared by the service, the tiers and the API layer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MemoryType(StrEnum):
+    MESSAGE = "message"
+    FACT = "fact"
+    DECISION = "decision"
+    ENTITY = "entity"
+    CONTEXT = "context"
+    PREFERENCE = "preference"
+
+
+class Tier(StrEnum):
+    HOT = "hot"
+    WARM = "warm"
+    COLD = "cold"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+class MemoryItem(BaseModel):
+    """One memory, wherever it lives. ``embedding`` is filled on the way to the graph."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    tenant: str
+    session_id: str
+    user_id: str | None = None
+    content: str
+    type: MemoryType
+    tier: Tier = Tier.HOT
+    access_count: int = 0
+    last_accessed_at: datetime
+    created_at: datetime
+    relevance_score: float = 1.0
+    token_count: int
+    content_hash: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> MemoryItem:
+        return cls.model_validate_json(raw)
+
+    def graph_row(self, embedding: list[float] | None) -> dict[str, Any]:
+        """The parameter map one ``UNWIND`` row of the upsert query expects."""
+        return {
+            "id": self.id,
+            "sessionId": self.session_id,
+            "userId": self.user_id,
+            "content": self.content,
+            "type": self.type.value,
+            "tier": self.tier.value,
+            "accessCount": self.access_count,
+            "lastAccessedAt": self.last_accessed_at,
+            "createdAt": self.created_at,
+            "relevanceScore": self.relevance_score,
+            "tokenCount": self.token_count,
+            "contentHash": self.content_hash,
+            # Neo4j properties cannot hold maps; metadata round-trips as JSON text.
+            "metadata": json.dumps(self.metadata, separators=(",", ":"), sort_keys=True),
+            "embedding": embedding,
+        }
+
+    @classmethod
+    def from_graph(cls, tenant: str, props: dict[str, Any]) -> MemoryItem:
+        return cls(
+            id=props["id"],
+            tenant=tenant,
+            session_id=props["sessionId"],
+            user_id=props.get("userId"),
+            content=props["content"],
+            type=MemoryType(props["type"]),
+            tier=Tier(props["tier"]),
+            access_count=props.get("accessCount", 0),
+            last_accessed_at=_to_datetime(props["lastAccessedAt"]),
+            created_at=_to_datetime(props["createdAt"]),
+            relevance_score=props.get("relevanceScore", 0.5),
+            token_count=props.get("tokenCount", 0),
+            content_hash=props.get("contentHash") or content_hash(props["content"]),
+            metadata=json.loads(props.get("metadata") or "{}"),
+        )
+
+
+def _to_datetime(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    to_native = getattr(value, "to_native", None)  # neo4j.time.DateTime
+    if to_native is not None:
+        native: datetime = to_native()
+        return native
+    return datetime.fromisoformat(str(value))
+
+
+class TierCount(BaseModel):
+    items: int = 0
+    tokens: int = 0
+
+
+class HotStatus(TierCount):
+    limit: int
+    utilization_percent: float
+
+
+class Suggestion(BaseModel):
+    type: str  # spill | recall | prune
+    reason: str
+    item_ids: list[str] = Field(default_factory=list)
+
+
+class MemoryStatus(BaseModel):
+    session_id: str
+    hot: HotStatus
+    warm: TierCount
+    cold: TierCount
+    suggestions: list[Suggestion]
+
+
+class SpillResult(BaseModel):
+    spilled_count: int
+    spilled_ids: list[str]
+    #: the tier most of the batch went to; per-item tiers are on the items themselves
+    target_tier: Tier
+    warm_ids: list[str] = Field(default_factory=list)
+    cold_ids: list[str] = Field(default_factory=list)
+
+
+class ScoredMemory(BaseModel):
+    item: MemoryItem
+    score: float
+
+
+class RecallResult(BaseModel):
+    items: list[MemoryItem]
+    promoted: list[str]
+    scores: list[ScoredMemory]
+    hot_hits: list[str] = Field(default_factory=list)

@@ -1,0 +1,185 @@
+"""Settings from the environment and an optional ``graphmem.yaml``.
+
+Precedence (highest first): constructor arguments, environment variables, the YAML
+file (``GRAPHMEM_CONFIG`` or ``./graphmem.yaml``), defaults. Service locations use
+the names of DESIGN.md section 4 (``NEO4J_URI``, ``REDIS_URL`` ...); everything
+else is prefixed ``GRAPHMEM_``, with ``__`` for nesting
+(``GRAPHMEM_MEMORY__HOT_TOKEN_LIMIT=2000``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from .errors import ConfigurationError
+
+#: Tenant, session, user and item ids end up inside Redis keys and graph properties;
+#: a restricted alphabet keeps keys unambiguous (no ':' or '{}' from user input).
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
+
+
+class MemoryConfig(BaseModel):
+    """Seed 004's tier configuration; accepts its camelCase names too."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    hot_token_limit: int = Field(4000, ge=16, le=1_000_000, alias="hotTokenLimit")
+    warm_access_threshold: int = Field(3, ge=0, le=1_000_000, alias="warmAccessThreshold")
+    promote_threshold: float = Field(0.85, ge=0.0, le=1.0, alias="promoteThreshold")
+    max_cold_items: int = Field(1000, ge=1, alias="maxColdItems")
+    auto_spill_enabled: bool = Field(True, alias="autoSpillEnabled")
+    auto_promote_enabled: bool = Field(True, alias="autoPromoteEnabled")
+    #: how many items an explicit ``spill`` without count or ids moves (seed 004: 4)
+    spill_count: int = Field(4, ge=1, le=10_000, alias="spillCount")
+    #: idle lifetime of a session's hot tier in Redis
+    session_ttl_seconds: int = Field(7 * 24 * 3600, ge=60, alias="sessionTtlSeconds")
+
+    def merged(self, **overrides: Any) -> MemoryConfig:
+        """A copy with overrides applied; keys may use either naming style."""
+        aliases = {name: f.alias or name for name, f in type(self).model_fields.items()}
+        data = self.model_dump(by_alias=True)
+        data.update({aliases.get(k, k): v for k, v in overrides.items()})
+        return type(self).model_validate(data)
+
+
+def parse_api_keys(value: Any) -> dict[str, str]:
+    """``"key-a=tenant-a,key-b=tenant-b"`` or a mapping → {key: tenant}."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, dict):
+        pairs = {str(k).strip(): str(v).strip() for k, v in value.items()}
+    elif isinstance(value, str):
+        pairs = {}
+        for part in value.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            key, sep, tenant = part.partition("=")
+            if not sep:
+                raise ConfigurationError(
+                    "GRAPHMEM_API_KEYS entries must look like key=tenant, separated by commas"
+                )
+            pairs[key.strip()] = tenant.strip()
+    else:
+        raise ConfigurationError("api_keys must be a 'key=tenant,...' string or a mapping")
+    for key, tenant in pairs.items():
+        if len(key) < 8:
+            raise ConfigurationError("API keys must be at least 8 characters long")
+        if not ID_PATTERN.match(tenant):
+            raise ConfigurationError(
+                f"tenant name {tenant!r} must match {ID_PATTERN.pattern}"
+            )
+    return pairs
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHMEM_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    # --- services -----------------------------------------------------------------
+    neo4j_uri: str | None = Field(
+        None, validation_alias=AliasChoices("neo4j_uri", "NEO4J_URI", "GRAPHMEM_NEO4J_URI")
+    )
+    neo4j_user: str = Field(
+        "neo4j", validation_alias=AliasChoices("neo4j_user", "NEO4J_USER", "GRAPHMEM_NEO4J_USER")
+    )
+    neo4j_password: str = Field(
+        "graphmem-dev",
+        validation_alias=AliasChoices(
+            "neo4j_password", "NEO4J_PASSWORD", "GRAPHMEM_NEO4J_PASSWORD"
+        ),
+    )
+    neo4j_database: str = Field(
+        "neo4j",
+        validation_alias=AliasChoices(
+            "neo4j_database", "NEO4J_DATABASE", "GRAPHMEM_NEO4J_DATABASE"
+        ),
+    )
+    redis_url: str | None = Field(
+        None, validation_alias=AliasChoices("redis_url", "REDIS_URL", "GRAPHMEM_REDIS_URL")
+    )
+
+    # --- the local stack that `graphmem services up` runs ----------------------------
+    home: Path = Path(".graphmem")
+    #: Neo4j's jars, shared by every local stack of this checkout (dev and test)
+    neo4j_lib_dir: Path = Path(".graphmem/neo4j-lib")
+    neo4j_bolt_port: int = Field(7687, ge=1, le=65535)
+    neo4j_http_port: int = Field(7474, ge=1, le=65535)
+    neo4j_auth_enabled: bool = True
+    neo4j_heap: str = "1g"
+    neo4j_pagecache: str = "512m"
+    redis_port: int = Field(6379, ge=1, le=65535)
+    redis_appendfsync: Literal["always", "everysec", "no"] = "everysec"
+
+    # --- API ----------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    api_keys: dict[str, str] = Field(default_factory=dict)
+    max_body_bytes: int = Field(1_000_000, ge=1024)
+    max_query_depth: int = Field(10, ge=2)
+    max_aliases: int = Field(15, ge=1)
+    max_query_tokens: int = Field(2000, ge=50)
+    max_content_chars: int = Field(20_000, ge=1)
+    max_batch_items: int = Field(500, ge=1)
+
+    # --- memory -------------------------------------------------------------------
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    embedder: Literal["minilm-int8"] = "minilm-int8"
+    embed_threads: int = Field(2, ge=1, le=64)
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _keys(cls, value: Any) -> dict[str, str]:
+        return parse_api_keys(value)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        yaml_path = Path(os.environ.get("GRAPHMEM_CONFIG", "graphmem.yaml"))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if yaml_path.is_file():
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=yaml_path))
+        return tuple(sources)
+
+    # --- derived --------------------------------------------------------------------
+    @property
+    def resolved_neo4j_uri(self) -> str:
+        return self.neo4j_uri or f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+
+    @property
+    def resolved_redis_url(self) -> str:
+        return self.redis_url or f"redis://127.0.0.1:{self.redis_port}/0"
+
+    @property
+    def dev_key_file(self) -> Path:
+        return self.home / "dev-api-key"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    try:
+        return Settings(**overrides)
+    except ConfigurationError:
+        raise
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ConfigurationError(f"invalid settings: {exc}") from exc

@@ -1,0 +1,188 @@
+"""The Neo4j graph store: warm and cold memories, and the long-term indexes.
+
+Runs only the named statements of ``cypher/``, always with ``$tenant`` bound, through
+the async driver's managed transactions (which retry transient failures).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, LiteralString, cast
+
+import neo4j
+from neo4j import AsyncDriver, AsyncGraphDatabase, RoutingControl
+from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from ..cypher import CypherLibrary
+from ..errors import GraphmemError, Unavailable
+from ..models import MemoryItem, MemoryType, Tier, TierCount
+
+GRAPH_TIERS = (Tier.WARM.value, Tier.COLD.value)
+INDEX_NAMES = ["memory_embedding", "memory_content"]
+
+
+class Neo4jGraphStore:
+    #: below this many memories in a scope, recall ranks them exactly instead of via ANN
+    exact_scan_limit = 20_000
+
+    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary, database: str = "neo4j"):
+        self._driver = driver
+        self._cypher = cypher
+        self._database = database
+
+    @classmethod
+    def connect(
+        cls, uri: str, user: str, password: str, cypher: CypherLibrary, database: str = "neo4j"
+    ) -> Neo4jGraphStore:
+        driver = AsyncGraphDatabase.driver(
+            uri,
+            auth=(user, password),
+            max_connection_pool_size=50,
+            connection_acquisition_timeout=10.0,
+            connection_timeout=5.0,
+        )
+        return cls(driver, cypher, database)
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+    # --- plumbing -------------------------------------------------------------------
+    async def _run(
+        self, name: str, params: dict[str, Any], *, write: bool = False
+    ) -> list[neo4j.Record]:
+        query = cast(LiteralString, self._cypher[name])
+        try:
+            result = await self._driver.execute_query(
+                query,
+                params,
+                database_=self._database,
+                routing_=RoutingControl.WRITE if write else RoutingControl.READ,
+            )
+        except (ServiceUnavailable, SessionExpired, OSError) as exc:
+            raise Unavailable("the graph store (Neo4j) is unreachable") from exc
+        except (Neo4jError, DriverError) as exc:
+            raise GraphmemError(f"graph query {name} failed") from exc
+        return list(result.records)
+
+    async def _run_statement(self, statement: str, params: dict[str, Any]) -> None:
+        try:
+            await self._driver.execute_query(
+                cast(LiteralString, statement), params, database_=self._database
+            )
+        except (ServiceUnavailable, SessionExpired, OSError) as exc:
+            raise Unavailable("the graph store (Neo4j) is unreachable") from exc
+
+    # --- lifecycle --------------------------------------------------------------------
+    async def ping(self) -> None:
+        await self._run("admin/ping", {})
+
+    async def migrate(self, dimension: int) -> list[str]:
+        """Apply every ``cypher/schema`` file in order; all statements are IF NOT EXISTS."""
+        applied = []
+        for name in self._cypher.names("schema"):
+            for statement in self._cypher.statements(name):
+                await self._run_statement(statement, {"dimension": dimension})
+            applied.append(name)
+        await self._run_statement("CALL db.awaitIndexes(300)", {})
+        return applied
+
+    async def index_state(self) -> dict[str, dict[str, Any]]:
+        records = await self._run("admin/index_state", {"names": INDEX_NAMES})
+        return {r["name"]: dict(r) for r in records}
+
+    # --- memories ---------------------------------------------------------------------
+    async def upsert(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
+        if not rows:
+            return []
+        records = await self._run(
+            "memory/upsert_batch", {"tenant": tenant, "items": list(rows)}, write=True
+        )
+        return [r["id"] for r in records]
+
+    async def vector_search(
+        self,
+        tenant: str,
+        embedding: Sequence[float],
+        limit: int,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        types: Sequence[MemoryType] | None = None,
+        tiers: Sequence[str] = GRAPH_TIERS,
+    ) -> list[tuple[MemoryItem, float]]:
+        """Scoped nearest neighbours, scored by cosine similarity in [0, 1]."""
+        params: dict[str, Any] = {
+            "tenant": tenant,
+            "sessionId": session_id,
+            "userId": user_id,
+            "tiers": list(tiers),
+            "types": [t.value for t in types] if types else None,
+            "embedding": list(map(float, embedding)),
+            "limit": limit,
+        }
+        if session_id is not None or user_id is not None:
+            (count,) = await self._run("memory/count_scope", params)
+            if count["n"] <= self.exact_scan_limit:
+                records = await self._run("memory/vector_search_exact", params)
+                return [self._scored(tenant, r) for r in records]
+        # The index is shared across tenants: over-fetch, and widen until the scope
+        # filter leaves enough hits or the whole index has been looked at.
+        k = max(limit * 10, 100)
+        while True:
+            records = await self._run("memory/vector_search_index", {**params, "k": k})
+            if len(records) >= limit or k >= 100_000:
+                return [self._scored(tenant, r) for r in records]
+            k *= 10
+
+    @staticmethod
+    def _scored(tenant: str, record: neo4j.Record) -> tuple[MemoryItem, float]:
+        # Neo4j reports cosine as (1 + cos) / 2; seed 004's relevance is the cosine itself.
+        cosine = 2.0 * float(record["score"]) - 1.0
+        return MemoryItem.from_graph(tenant, record["memory"]), max(0.0, min(1.0, cosine))
+
+    async def record_access(
+        self,
+        tenant: str,
+        hits: Sequence[tuple[str, float]],
+        now: datetime,
+        warm_access_threshold: int,
+    ) -> list[MemoryItem]:
+        if not hits:
+            return []
+        records = await self._run(
+            "memory/record_access",
+            {
+                "tenant": tenant,
+                "hits": [{"id": i, "score": s} for i, s in hits],
+                "now": now,
+                "warmAccessThreshold": warm_access_threshold,
+            },
+            write=True,
+        )
+        return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
+        records = await self._run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
+        return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
+
+    async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
+        records = await self._run(
+            "memory/mark_hot", {"tenant": tenant, "ids": list(ids), "now": now}, write=True
+        )
+        return [r["id"] for r in records]
+
+    async def count_by_tier(self, tenant: str, session_id: str) -> dict[Tier, TierCount]:
+        records = await self._run(
+            "memory/count_by_tier", {"tenant": tenant, "sessionId": session_id}
+        )
+        counts = {Tier.WARM: TierCount(), Tier.COLD: TierCount()}
+        for r in records:
+            counts[Tier(r["tier"])] = TierCount(items=r["items"], tokens=r["tokens"])
+        return counts
+
+    async def delete(self, tenant: str, item_id: str) -> bool:
+        records = await self._run(
+            "memory/delete", {"tenant": tenant, "id": item_id}, write=True
+        )
+        return bool(records)

@@ -131,7 +131,7 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=1, le=65535)
     api_keys: dict[str, str] = Field(default_factory=dict)
     max_body_bytes: int = Field(1_000_000, ge=1024)
-    max_query_depth: int = Field(10, ge=2)
+    max_query_depth: int = Field(15, ge=2)
     max_aliases: int = Field(15, ge=1)
     max_query_tokens: int = Field(2000, ge=50)
     max_content_chars: int = Field(20_000, ge=1)

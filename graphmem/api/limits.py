@@ -1,8 +1,19 @@
-"""Request body size limit (GraphQL depth, alias and token limits live in the schema)."""
+"""Request limits: body size (ASGI middleware) and query depth (a validation rule)."""
 
 from __future__ import annotations
 
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValidationRule,
+)
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from strawberry.extensions import AddValidationRules
 
 from ..errors import ErrorCode
 from .errors import error_response
@@ -58,3 +69,61 @@ class BodyLimit:
             maxBytes=self.max_bytes,
         )
         await response(scope, receive, send)
+
+
+class DepthLimit(AddValidationRules):
+    """Rejects documents nested deeper than ``max_depth``, introspection included.
+
+    strawberry's QueryDepthLimiter skips ``__schema``/``__type`` fields, and nested
+    ``ofType`` selections are the classic way to make an expensive introspection
+    query; this rule counts every field. The standard introspection query of
+    GraphQL IDEs is 13 deep.
+    """
+
+    def __init__(self, max_depth: int) -> None:
+        super().__init__([_depth_rule(max_depth)])
+
+
+def _depth_rule(max_depth: int) -> type[ValidationRule]:
+    class DepthRule(ValidationRule):
+        def enter_operation_definition(self, node: OperationDefinitionNode, *_: object) -> None:
+            fragments = {
+                d.name.value: d
+                for d in self.context.document.definitions
+                if isinstance(d, FragmentDefinitionNode)
+            }
+            depth = _depth(node.selection_set, fragments, 0, frozenset())
+            if depth > max_depth:
+                self.report_error(
+                    GraphQLError(
+                        f"query depth {depth} exceeds the maximum depth of {max_depth}",
+                        node,
+                    )
+                )
+
+    return DepthRule
+
+
+def _depth(
+    selection_set: SelectionSetNode | None,
+    fragments: dict[str, FragmentDefinitionNode],
+    depth: int,
+    seen: frozenset[str],
+) -> int:
+    if selection_set is None:
+        return depth
+    deepest = depth
+    for selection in selection_set.selections:
+        if isinstance(selection, FieldNode):
+            inner = _depth(selection.selection_set, fragments, depth + 1, seen)
+        elif isinstance(selection, InlineFragmentNode):
+            inner = _depth(selection.selection_set, fragments, depth, seen)
+        elif isinstance(selection, FragmentSpreadNode):
+            name = selection.name.value
+            if name in seen or name not in fragments:
+                continue  # cycles and unknown fragments are reported by standard rules
+            inner = _depth(fragments[name].selection_set, fragments, depth, seen | {name})
+        else:
+            continue
+        deepest = max(deepest, inner)
+    return deepest

@@ -6,11 +6,12 @@ from typing import Any
 
 import strawberry
 from graphql.error import GraphQLError
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter
 from strawberry.types import ExecutionContext, Info
 
 from ..service import MemoryService, RecallQuery
 from .errors import TypedErrors
+from .limits import DepthLimit
 from .types import (
     AddMemoryInput,
     MemoryItem,
@@ -130,15 +131,15 @@ class GraphmemSchema(strawberry.Schema):
 
 
 def build_schema(
-    max_depth: int = 10, max_aliases: int = 15, max_tokens: int = 2000
+    max_depth: int = 15, max_aliases: int = 15, max_tokens: int = 2000
 ) -> strawberry.Schema:
     return GraphmemSchema(
         query=Query,
         mutation=Mutation,
         extensions=[
-            QueryDepthLimiter(max_depth=max_depth),
-            MaxAliasesLimiter(max_alias_count=max_aliases),
-            MaxTokensLimiter(max_token_count=max_tokens),
-            TypedErrors(),
+            lambda: DepthLimit(max_depth),
+            lambda: MaxAliasesLimiter(max_alias_count=max_aliases),
+            lambda: MaxTokensLimiter(max_token_count=max_tokens),
+            TypedErrors,
         ],
     )

@@ -1,0 +1,161 @@
+"""Shared fixtures. Integration tests talk to a real Neo4j and a real Redis, found in order:
+
+1. ``NEO4J_URI`` and ``REDIS_URL`` from the environment (``./dev test`` sets them);
+2. testcontainers, when a Docker daemon answers;
+3. otherwise the project's own launcher, on ports of its own under ``.graphmem/pytest``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from graphmem.api.app import create_app
+from graphmem.builder import MemoryBuilder
+from graphmem.service import MemoryService
+from graphmem.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Stack:
+    neo4j_uri: str
+    redis_url: str
+    neo4j_user: str
+    neo4j_password: str
+    origin: str
+
+    def settings(self, **overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "neo4j_uri": self.neo4j_uri,
+            "redis_url": self.redis_url,
+            "neo4j_user": self.neo4j_user,
+            "neo4j_password": self.neo4j_password,
+        }
+        values.update(overrides)
+        return Settings(**values)
+
+
+def _docker_answers() -> bool:
+    docker = shutil.which("docker")
+    if not docker:
+        return False
+    try:
+        return subprocess.run([docker, "info"], capture_output=True, timeout=5).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Stack]:
+    user = os.environ.get("NEO4J_USER", "neo4j")
+    password = os.environ.get("NEO4J_PASSWORD", "graphmem-dev")
+    if os.environ.get("NEO4J_URI") and os.environ.get("REDIS_URL"):
+        yield Stack(os.environ["NEO4J_URI"], os.environ["REDIS_URL"], user, password, "env")
+        return
+    if _docker_answers():
+        try:
+            from testcontainers.neo4j import Neo4jContainer
+            from testcontainers.redis import RedisContainer
+        except ImportError:
+            pass
+        else:
+            with Neo4jContainer("neo4j:5.26-community", password=password) as neo4j, \
+                    RedisContainer("redis:7") as redis:
+                redis_url = (
+                    f"redis://{redis.get_container_host_ip()}:{redis.get_exposed_port(6379)}/0"
+                )
+                yield Stack(neo4j.get_connection_url(), redis_url, user, password, "docker")
+            return
+    from graphmem.services import LocalStack
+
+    settings = Settings(
+        home=ROOT / ".graphmem" / "pytest",
+        neo4j_lib_dir=ROOT / ".graphmem" / "neo4j-lib",
+        neo4j_bolt_port=27687,
+        neo4j_http_port=27474,
+        redis_port=26379,
+        neo4j_password=password,
+    )
+    local = LocalStack(settings)
+    local.up()
+    try:
+        yield Stack(local.neo4j_uri, local.redis_url, user, password, "launcher")
+    finally:
+        local.down()
+
+
+def new_tenant() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def tenant() -> str:
+    return new_tenant()
+
+
+@pytest.fixture
+async def service(stack: Stack) -> AsyncIterator[MemoryService]:
+    svc = MemoryBuilder.from_settings(stack.settings()).build()
+    await svc.migrate()
+    try:
+        yield svc
+    finally:
+        await svc.close()
+
+
+@dataclass
+class Api:
+    """An in-process app over the real stack, with one key per test tenant."""
+
+    client: httpx.AsyncClient
+    keys: dict[str, str]  # tenant → key
+
+    async def gql(
+        self, query: str, variables: dict[str, Any] | None = None, *, tenant: str | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        response = await self.raw(query, variables, tenant=tenant, key=key)
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def raw(
+        self, query: str, variables: dict[str, Any] | None = None, *, tenant: str | None = None,
+        key: str | None = None,
+    ) -> httpx.Response:
+        token = key or self.keys[tenant or next(iter(self.keys))]
+        return await self.client.post(
+            "/graphql",
+            json={"query": query, "variables": variables or {}},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
+    async def data(
+        self, query: str, variables: dict[str, Any] | None = None, *, tenant: str | None = None
+    ) -> dict[str, Any]:
+        body = await self.gql(query, variables, tenant=tenant)
+        assert "errors" not in body, body
+        data: dict[str, Any] = body["data"]
+        return data
+
+
+@pytest.fixture
+async def api(stack: Stack) -> AsyncIterator[Api]:
+    tenants = [new_tenant(), new_tenant()]
+    keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
+    settings = stack.settings(api_keys={k: t for t, k in keys.items()})
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
+            yield Api(client, keys)

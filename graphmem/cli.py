@@ -1,10 +1,10 @@
 """The ``graphmem`` command.
 
-    graphmem services up|down|status   the local Neo4j + Redis stack
-    graphmem migrate                   apply cypher/schema to Neo4j
-    graphmem serve [--services]        the API (applies the migration first)
-    graphmem schema                    print the GraphQL SDL
-    graphmem key                       print the local development API key
+graphmem services up|down|status   the local Neo4j + Redis stack
+graphmem migrate                   apply cypher/schema to Neo4j
+graphmem serve [--services]        the API (applies the migration first)
+graphmem schema                    print the GraphQL SDL
+graphmem key                       print the local development API key
 """
 
 from __future__ import annotations
@@ -28,9 +28,13 @@ def _services(settings: Settings, action: str, as_json: bool) -> int:
     if action == "up":
         started = time.monotonic()
         stack.up()
-        print(f"Neo4j   {stack.neo4j_uri}  (Browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/,"
-              f" user {settings.neo4j_user})")
-        print(f"Redis   {stack.redis_url}  (appendonly yes, appendfsync {settings.redis_appendfsync})")
+        print(
+            f"Neo4j   {stack.neo4j_uri}  (Browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/,"
+            f" user {settings.neo4j_user})"
+        )
+        print(
+            f"Redis   {stack.redis_url}  (appendonly yes, appendfsync {settings.redis_appendfsync})"
+        )
         _print_keys(settings, api_keys(settings))
         print(f"ready in {time.monotonic() - started:.1f}s; stop with: graphmem services down")
     elif action == "down":
@@ -43,8 +47,12 @@ def _services(settings: Settings, action: str, as_json: bool) -> int:
         else:
             for row in report:
                 state = "running" if row["running"] else "stopped"
-                print(f"{row['service']:6} {state:8} " + "  ".join(
-                    f"{k}={v}" for k, v in row.items() if k not in ("service", "running")))
+                print(
+                    f"{row['service']:6} {state:8} "
+                    + "  ".join(
+                        f"{k}={v}" for k, v in row.items() if k not in ("service", "running")
+                    )
+                )
         return 0 if all(r["running"] for r in report) else 3
     return 0
 
@@ -89,8 +97,9 @@ def _serve(settings: Settings, with_services: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="graphmem", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="graphmem", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     services = sub.add_parser("services", help="run the local Neo4j and Redis")
     services.add_argument("action", choices=["up", "down", "status"])
@@ -99,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the GraphQL API")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
-    serve.add_argument("--services", action="store_true",
-                       help="start the local Neo4j and Redis first")
+    serve.add_argument(
+        "--services", action="store_true", help="start the local Neo4j and Redis first"
+    )
     sub.add_parser("schema", help="print the GraphQL SDL")
     sub.add_parser("key", help="print the local development API key")
     args = parser.parse_args(argv)

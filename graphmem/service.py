@@ -10,6 +10,7 @@ Every public method takes the tenant first; nothing here crosses tenants.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections.abc import Sequence
@@ -151,7 +152,7 @@ class MemoryService:
                 f"(got {len(spec.content)})",
                 field="content",
             )
-        size = len(MemoryItem.model_construct(metadata=spec.metadata).model_dump_json())
+        size = len(json.dumps(spec.metadata, separators=(",", ":"), default=str))
         if size > self.limits.max_metadata_bytes:
             raise BadInput(
                 f"metadata: at most {self.limits.max_metadata_bytes} bytes of JSON",
@@ -299,11 +300,7 @@ class MemoryService:
         rows = []
         spilled: list[MemoryItem] = []
         for item, vector in zip(items, vectors, strict=True):
-            tier = (
-                Tier.WARM
-                if item.access_count > self.config.warm_access_threshold
-                else Tier.COLD
-            )
+            tier = Tier.WARM if item.access_count > self.config.warm_access_threshold else Tier.COLD
             moved = item.model_copy(update={"tier": tier})
             spilled.append(moved)
             rows.append(moved.graph_row(vector.tolist()))
@@ -394,8 +391,8 @@ class MemoryService:
         if found and found[0].tier is not Tier.HOT:
             (item,) = await self._promote(tenant, found)
             return item
-        session_id = found[0].session_id if found else await self.hot_tier.session_of(
-            tenant, item_id
+        session_id = (
+            found[0].session_id if found else await self.hot_tier.session_of(tenant, item_id)
         )
         if session_id:
             hot = await self.hot_tier.get(tenant, session_id, [item_id])

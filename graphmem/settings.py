@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
@@ -45,11 +46,25 @@ class MemoryConfig(BaseModel):
     #: idle lifetime of a session's hot tier in Redis
     session_ttl_seconds: int = Field(7 * 24 * 3600, ge=60, alias="sessionTtlSeconds")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_per_setting(cls, data: Any) -> Any:
+        """Accept camelCase (seed 004, YAML) and snake_case (env) names. When a merge of
+        sources holds both, snake_case wins: only the environment produces it."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for name, field in cls.model_fields.items():
+            if field.alias and field.alias in data:
+                camel = data.pop(field.alias)
+                data.setdefault(name, camel)
+        return data
+
     def merged(self, **overrides: Any) -> MemoryConfig:
         """A copy with overrides applied; keys may use either naming style."""
-        aliases = {name: f.alias or name for name, f in type(self).model_fields.items()}
-        data = self.model_dump(by_alias=True)
-        data.update({aliases.get(k, k): v for k, v in overrides.items()})
+        names = {f.alias: name for name, f in type(self).model_fields.items() if f.alias}
+        data = self.model_dump()
+        data.update({names.get(k, k): v for k, v in overrides.items()})
         return type(self).model_validate(data)
 
 
@@ -77,9 +92,7 @@ def parse_api_keys(value: Any) -> dict[str, str]:
         if len(key) < 8:
             raise ConfigurationError("API keys must be at least 8 characters long")
         if not ID_PATTERN.match(tenant):
-            raise ConfigurationError(
-                f"tenant name {tenant!r} must match {ID_PATTERN.pattern}"
-            )
+            raise ConfigurationError(f"tenant name {tenant!r} must match {ID_PATTERN.pattern}")
     return pairs
 
 
@@ -129,7 +142,8 @@ class Settings(BaseSettings):
     # --- API ----------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
-    api_keys: dict[str, str] = Field(default_factory=dict)
+    # NoDecode: the env form is "key=tenant,...", parsed by _keys, not JSON.
+    api_keys: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
     max_body_bytes: int = Field(1_000_000, ge=1024)
     max_query_depth: int = Field(15, ge=2)
     max_aliases: int = Field(15, ge=1)

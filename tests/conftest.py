@@ -70,8 +70,10 @@ def stack() -> Iterator[Stack]:
         except ImportError:
             pass
         else:
-            with Neo4jContainer("neo4j:5.26-community", password=password) as neo4j, \
-                    RedisContainer("redis:7") as redis:
+            with (
+                Neo4jContainer("neo4j:5.26-community", password=password) as neo4j,
+                RedisContainer("redis:7") as redis,
+            ):
                 redis_url = (
                     f"redis://{redis.get_container_host_ip()}:{redis.get_exposed_port(6379)}/0"
                 )
@@ -122,7 +124,11 @@ class Api:
     keys: dict[str, str]  # tenant → key
 
     async def gql(
-        self, query: str, variables: dict[str, Any] | None = None, *, tenant: str | None = None,
+        self,
+        query: str,
+        variables: dict[str, Any] | None = None,
+        *,
+        tenant: str | None = None,
         key: str | None = None,
     ) -> dict[str, Any]:
         response = await self.raw(query, variables, tenant=tenant, key=key)
@@ -130,7 +136,11 @@ class Api:
         return body
 
     async def raw(
-        self, query: str, variables: dict[str, Any] | None = None, *, tenant: str | None = None,
+        self,
+        query: str,
+        variables: dict[str, Any] | None = None,
+        *,
+        tenant: str | None = None,
         key: str | None = None,
     ) -> httpx.Response:
         token = key or self.keys[tenant or next(iter(self.keys))]

@@ -31,8 +31,8 @@ log = logging.getLogger("graphmem.api")
 class GraphQLEndpoint(GraphQL):
     """strawberry's ASGI view with the tenant in the context and JSON error bodies."""
 
-    async def get_context(
-        self, request: Request | WebSocket, response: Response | WebSocket | None = None
+    async def get_context(  # type: ignore[override]  # strawberry types the context as None
+        self, request: Request | WebSocket, response: Response | WebSocket
     ) -> dict[str, Any]:
         return {
             "request": request,

@@ -1,4 +1,4 @@
-"""API keys → tenants. Every request to /graphql and /mcp carries ``Authorization: Bearer <key>``."""
+"""API keys → tenants: every /graphql and /mcp request carries `Authorization: Bearer <key>`."""
 
 from __future__ import annotations
 

@@ -17,7 +17,10 @@ INTERNAL_MESSAGE = "Internal error; the server log has the details"
 
 
 def error_body(message: str, code: ErrorCode, **extensions: Any) -> dict[str, Any]:
-    return {"data": None, "errors": [{"message": message, "extensions": {"code": code.value, **extensions}}]}
+    return {
+        "data": None,
+        "errors": [{"message": message, "extensions": {"code": code.value, **extensions}}],
+    }
 
 
 def error_response(status: int, message: str, code: ErrorCode, **extensions: Any) -> JSONResponse:

@@ -9,6 +9,7 @@ from graphql.error import GraphQLError
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter
 from strawberry.types import ExecutionContext, Info
 
+from ..models import MemoryType
 from ..service import MemoryService, RecallQuery
 from .errors import TypedErrors
 from .limits import DepthLimit
@@ -16,7 +17,6 @@ from .types import (
     AddMemoryInput,
     MemoryItem,
     MemoryStatus,
-    MemoryType,
     RecallInput,
     RecallResult,
     ScoredMemory,

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
 from .. import models
+from ..models import MemoryType, Tier
 
-MemoryType = strawberry.enum(models.MemoryType, name="MemoryType")
-Tier = strawberry.enum(models.Tier, name="Tier")
+# Registers the domain enums as GraphQL enums (strawberry annotates the class in place).
+strawberry.enum(MemoryType, name="MemoryType")
+strawberry.enum(Tier, name="Tier")
 
 
 @strawberry.type(description="One memory, in whichever tier holds it now.")
@@ -43,7 +45,7 @@ class MemoryItem:
             created_at=item.created_at,
             relevance_score=item.relevance_score,
             token_count=item.token_count,
-            metadata=item.metadata,
+            metadata=cast(JSON, item.metadata),
         )
 
 
@@ -151,7 +153,7 @@ class RecallResult:
 class AddMemoryInput:
     session_id: strawberry.ID
     content: str
-    type: MemoryType = models.MemoryType.MESSAGE
+    type: MemoryType = MemoryType.MESSAGE
     user_id: strawberry.ID | None = None
     metadata: JSON | None = strawberry.field(
         default=None, description="A JSON object; returned exactly as given"

@@ -83,7 +83,8 @@ class MiniLMInt8Embedder:
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        vectors: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return vectors
 
 
 def make_embedder(name: str, threads: int = 2) -> Embedder:

@@ -208,18 +208,21 @@ class Neo4jLauncher:
         from neo4j import GraphDatabase
         from neo4j.exceptions import AuthError, ClientError
 
+        from ..cypher import library
+
+        cypher = library()
         s = self.settings
         uri = f"bolt://127.0.0.1:{s.neo4j_bolt_port}"
         with GraphDatabase.driver(uri, auth=(s.neo4j_user, s.neo4j_password)) as driver:
             try:
                 driver.verify_connectivity()
-                driver.execute_query("RETURN 1", database_="system")
+                driver.execute_query(cypher["admin/ping"], database_="system")
                 return
             except (AuthError, ClientError):
                 pass
         with GraphDatabase.driver(uri, auth=(s.neo4j_user, "neo4j")) as driver:
             driver.execute_query(
-                "ALTER CURRENT USER SET PASSWORD FROM 'neo4j' TO $password",
+                cypher["admin/change_initial_password"],
                 {"password": s.neo4j_password},
                 database_="system",
             )

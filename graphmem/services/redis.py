@@ -35,10 +35,16 @@ class RedisLauncher:
         if found:
             return found
         if install and shutil.which("apt-get") and os.geteuid() == 0:
-            for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq",
-                                                        "redis-server"]):
-                subprocess.run(cmd, check=False, capture_output=True,
-                               env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            for cmd in (
+                ["apt-get", "update", "-qq"],
+                ["apt-get", "install", "-y", "-qq", "redis-server"],
+            ):
+                subprocess.run(
+                    cmd,
+                    check=False,
+                    capture_output=True,
+                    env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+                )
             found = shutil.which("redis-server")
             if found:
                 return found

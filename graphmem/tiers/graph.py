@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, LiteralString, cast
+from typing import Any
 
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, RoutingControl
@@ -51,7 +51,7 @@ class Neo4jGraphStore:
     async def _run(
         self, name: str, params: dict[str, Any], *, write: bool = False
     ) -> list[neo4j.Record]:
-        query = cast(LiteralString, self._cypher[name])
+        query = self._cypher[name]
         try:
             result = await self._driver.execute_query(
                 query,
@@ -67,9 +67,7 @@ class Neo4jGraphStore:
 
     async def _run_statement(self, statement: str, params: dict[str, Any]) -> None:
         try:
-            await self._driver.execute_query(
-                cast(LiteralString, statement), params, database_=self._database
-            )
+            await self._driver.execute_query(statement, params, database_=self._database)
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             raise Unavailable("the graph store (Neo4j) is unreachable") from exc
 
@@ -84,7 +82,7 @@ class Neo4jGraphStore:
             for statement in self._cypher.statements(name):
                 await self._run_statement(statement, {"dimension": dimension})
             applied.append(name)
-        await self._run_statement("CALL db.awaitIndexes(300)", {})
+        await self._run("admin/await_indexes", {"timeoutSeconds": 300}, write=True)
         return applied
 
     async def index_state(self) -> dict[str, dict[str, Any]]:
@@ -182,7 +180,5 @@ class Neo4jGraphStore:
         return counts
 
     async def delete(self, tenant: str, item_id: str) -> bool:
-        records = await self._run(
-            "memory/delete", {"tenant": tenant, "id": item_id}, write=True
-        )
+        records = await self._run("memory/delete", {"tenant": tenant, "id": item_id}, write=True)
         return bool(records)

@@ -138,15 +138,11 @@ class RedisHotTier:
 
     async def session_of(self, tenant: str, item_id: str) -> str | None:
         key = self._session_keys(tenant, "-")[2]
-        return await self._call(
-            lambda: cast(Awaitable[str | None], self._redis.hget(key, item_id))
-        )
+        return await self._call(lambda: cast(Awaitable[str | None], self._redis.hget(key, item_id)))
 
     async def tokens(self, tenant: str, session_id: str) -> int:
         key = self._session_keys(tenant, session_id)[1]
-        raw = await self._call(
-            lambda: cast(Awaitable[str | None], self._redis.hget(key, "tokens"))
-        )
+        raw = await self._call(lambda: cast(Awaitable[str | None], self._redis.hget(key, "tokens")))
         return int(raw or 0)
 
     async def remove(self, tenant: str, session_id: str, ids: Sequence[str]) -> list[str]:

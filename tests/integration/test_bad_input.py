@@ -15,7 +15,7 @@ def code_of(body: dict) -> str:
 
 def assert_no_internals(body: dict) -> None:
     text = str(body)
-    for leak in ("Traceback", "File \"", "neo4j.", "redis.", ".py"):
+    for leak in ("Traceback", 'File "', "neo4j.", "redis.", ".py"):
         assert leak not in text, text
 
 
@@ -34,7 +34,9 @@ async def test_unknown_memory_type(api: Api) -> None:
     body = await api.gql(ADD, {"input": {"sessionId": "s", "content": "x", "type": "GOSSIP"}})
     assert code_of(body) == "BAD_INPUT"
     assert "GOSSIP" in body["errors"][0]["message"]
-    inline = await api.gql('mutation { addMemory(input: {sessionId: "s", content: "x", type: GOSSIP}) { id } }')
+    inline = await api.gql(
+        'mutation { addMemory(input: {sessionId: "s", content: "x", type: GOSSIP}) { id } }'
+    )
     assert code_of(inline) == "BAD_INPUT"
 
 
@@ -68,7 +70,9 @@ async def test_spill_count_and_ids_validated(api: Api) -> None:
 
 
 async def test_empty_query_and_empty_batch(api: Api) -> None:
-    assert code_of(await api.gql(RECALL, {"input": {"sessionId": "s", "query": "  "}})) == "BAD_INPUT"
+    assert (
+        code_of(await api.gql(RECALL, {"input": {"sessionId": "s", "query": "  "}})) == "BAD_INPUT"
+    )
     many = "mutation M($i: [AddMemoryInput!]!) { addMemories(inputs: $i) { id } }"
     assert code_of(await api.gql(many, {"i": []})) == "BAD_INPUT"
 
@@ -76,7 +80,8 @@ async def test_empty_query_and_empty_batch(api: Api) -> None:
 async def test_malformed_json_gets_400_with_graphql_body(api: Api) -> None:
     key = next(iter(api.keys.values()))
     response = await api.client.post(
-        "/graphql", content=b'{"query": "{ hot(sessionId: \\"s\\") { id } ',
+        "/graphql",
+        content=b'{"query": "{ hot(sessionId: \\"s\\") { id } ',
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
     )
     assert response.status_code == 400
@@ -88,7 +93,13 @@ async def test_query_syntax_error(api: Api) -> None:
 
 
 async def test_query_over_the_depth_limit(api: Api) -> None:
-    nested = "{ __schema { types { fields { type " + "{ ofType " * 12 + "{ name }" + " }" * 12 + " } } } }"
+    nested = (
+        "{ __schema { types { fields { type "
+        + "{ ofType " * 12
+        + "{ name }"
+        + " }" * 12
+        + " } } } }"
+    )
     body = await api.gql(nested)
     assert code_of(body) == "BAD_INPUT"
     assert "depth" in body["errors"][0]["message"]
@@ -99,7 +110,7 @@ async def test_query_over_the_depth_limit(api: Api) -> None:
 
 
 async def test_too_many_aliases(api: Api) -> None:
-    aliases = " ".join(f"a{i}: hot(sessionId: \"s\") {{ id }}" for i in range(20))
+    aliases = " ".join(f'a{i}: hot(sessionId: "s") {{ id }}' for i in range(20))
     body = await api.gql("{ " + aliases + " }")
     assert code_of(body) == "BAD_INPUT"
 
@@ -113,7 +124,8 @@ async def test_too_many_tokens(api: Api) -> None:
 async def test_request_body_over_the_size_limit(api: Api) -> None:
     key = next(iter(api.keys.values()))
     response = await api.client.post(
-        "/graphql", content=b'{"query": "' + b"x" * 1_100_000 + b'"}',
+        "/graphql",
+        content=b'{"query": "' + b"x" * 1_100_000 + b'"}',
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
     )
     assert response.status_code == 413
@@ -121,6 +133,6 @@ async def test_request_body_over_the_size_limit(api: Api) -> None:
 
 
 async def test_unknown_memory_id_is_not_found(api: Api) -> None:
-    body = await api.gql("mutation { promote(itemId: \"mem_missing\") { id } }")
+    body = await api.gql('mutation { promote(itemId: "mem_missing") { id } }')
     assert code_of(body) == "NOT_FOUND"
     assert_no_internals(body)

@@ -132,7 +132,7 @@ async def test_recall_returns_budget_first_and_tracks_access(api: Api) -> None:
     # relevance = (old + new) / 2 with the stored 1.0 of a fresh item
     assert abs(recall["items"][0]["relevanceScore"] - (1.0 + scores[0]) / 2) < 1e-6
     # search ranks the same way but records nothing
-    hits = (await api.data(SEARCH, {"q": "what was the budget?", "s": "s1", "limit": 3}))
+    hits = await api.data(SEARCH, {"q": "what was the budget?", "s": "s1", "limit": 3})
     assert hits["search"][0]["item"]["id"] == budget["id"]
     assert hits["search"][0]["item"]["accessCount"] == 1
 
@@ -140,7 +140,7 @@ async def test_recall_returns_budget_first_and_tracks_access(api: Api) -> None:
 async def test_recall_promotes_close_match_to_hot(api: Api) -> None:
     item = await add(api, "s1", "Important fact", type="FACT")
     await api.data(SPILL, {"s": "s1"})
-    recall = (await api.data(RECALL, {"input": {"sessionId": "s1", "query": "important fact"}}))
+    recall = await api.data(RECALL, {"input": {"sessionId": "s1", "query": "important fact"}})
     assert recall["recall"]["promoted"] == [item["id"]]
     hot = (await api.data(HOT, {"s": "s1"}))["hot"]
     assert [h["content"] for h in hot] == ["Important fact"]
@@ -170,8 +170,11 @@ async def test_search_filters_by_user_and_type(api: Api) -> None:
     await add(api, "s2", "Bob said hello", userId="bob")
     await api.data(SPILL, {"s": "s1"})
     await api.data(SPILL, {"s": "s2"})
-    hits = (await api.data(SEARCH, {"q": "what does someone prefer to drink", "u": "bob",
-                                     "types": ["PREFERENCE"]}))["search"]
+    hits = (
+        await api.data(
+            SEARCH, {"q": "what does someone prefer to drink", "u": "bob", "types": ["PREFERENCE"]}
+        )
+    )["search"]
     assert [h["item"]["content"] for h in hits] == ["Bob prefers coffee"]
 
 
@@ -189,8 +192,9 @@ async def test_forget_removes_from_every_tier(api: Api) -> None:
 
 async def test_auto_spill_keeps_hot_within_budget(api: Api, stack: Stack) -> None:
     # 20 adds of ~8 tokens each overflow a small budget; the service spills as it goes.
-    from graphmem.api.app import create_app
     import httpx
+
+    from graphmem.api.app import create_app
 
     tenant, key = next(iter(api.keys.items()))
     app = create_app(stack.settings(api_keys={key: tenant}, memory={"hotTokenLimit": 60}))

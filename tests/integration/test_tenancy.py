@@ -7,7 +7,7 @@ from tests.integration.test_memory_slice import ADD, HOT, RECALL, SEARCH, SPILL,
 
 
 async def test_missing_key_gets_401_with_graphql_error_body(api: Api) -> None:
-    response = await api.client.post("/graphql", json={"query": "{ hot(sessionId: \"s\") { id } }"})
+    response = await api.client.post("/graphql", json={"query": '{ hot(sessionId: "s") { id } }'})
     assert response.status_code == 401
     body = response.json()
     assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
@@ -17,7 +17,8 @@ async def test_missing_key_gets_401_with_graphql_error_body(api: Api) -> None:
 async def test_wrong_key_and_wrong_scheme_get_401(api: Api) -> None:
     for header in ("Bearer not-a-key", "Basic Zm9vOmJhcg==", "Bearer", ""):
         response = await api.client.post(
-            "/graphql", json={"query": "{ hot(sessionId: \"s\") { id } }"},
+            "/graphql",
+            json={"query": '{ hot(sessionId: "s") { id } }'},
             headers={"Authorization": header},
         )
         assert response.status_code == 401, header
@@ -34,8 +35,19 @@ async def test_health_endpoints_need_no_key(api: Api) -> None:
 async def test_tenants_cannot_read_recall_spill_count_or_forget_each_other(api: Api) -> None:
     a, b = list(api.keys)
     # Same session id in both tenants: the session id is not a capability.
-    item = (await api.data(ADD, {"input": {"sessionId": "shared", "content": "A's secret budget is $50K",
-                                           "userId": "u"}}, tenant=a))["addMemory"]
+    item = (
+        await api.data(
+            ADD,
+            {
+                "input": {
+                    "sessionId": "shared",
+                    "content": "A's secret budget is $50K",
+                    "userId": "u",
+                }
+            },
+            tenant=a,
+        )
+    )["addMemory"]
     assert (await api.data(HOT, {"s": "shared"}, tenant=b))["hot"] == []
     # B spilling "shared" moves nothing of A's
     spill_b = (await api.data(SPILL, {"s": "shared"}, tenant=b))["spill"]
@@ -46,25 +58,38 @@ async def test_tenants_cannot_read_recall_spill_count_or_forget_each_other(api: 
 
     await api.data(SPILL, {"s": "shared"}, tenant=a)
     for scope in ({"sessionId": "shared"}, {"userId": "u"}, {}):
-        recall = (await api.data(
-            RECALL, {"input": {"query": "secret budget", "autoPromote": False, **scope}}, tenant=b
-        ))["recall"]
+        recall = (
+            await api.data(
+                RECALL,
+                {"input": {"query": "secret budget", "autoPromote": False, **scope}},
+                tenant=b,
+            )
+        )["recall"]
         assert recall["items"] == [], scope
     assert (await api.data(SEARCH, {"q": "secret budget"}, tenant=b))["search"] == []
     status_b = (await api.data(STATUS, {"s": "shared"}, tenant=b))["memoryStatus"]
-    assert (status_b["hot"]["items"], status_b["warm"]["items"], status_b["cold"]["items"]) == (0, 0, 0)
-    promote = await api.gql("mutation P($id: ID!) { promote(itemId: $id) { id } }", {"id": item["id"]},
-                            tenant=b)
+    assert (status_b["hot"]["items"], status_b["warm"]["items"], status_b["cold"]["items"]) == (
+        0,
+        0,
+        0,
+    )
+    promote = await api.gql(
+        "mutation P($id: ID!) { promote(itemId: $id) { id } }", {"id": item["id"]}, tenant=b
+    )
     assert promote["errors"][0]["extensions"]["code"] == "NOT_FOUND"
-    forget = await api.data("mutation F($id: ID!) { forget(itemId: $id) }", {"id": item["id"]},
-                            tenant=b)
+    forget = await api.data(
+        "mutation F($id: ID!) { forget(itemId: $id) }", {"id": item["id"]}, tenant=b
+    )
     assert forget["forget"] is False
 
     # ... and A still has everything
     status_a = (await api.data(STATUS, {"s": "shared"}, tenant=a))["memoryStatus"]
     assert status_a["cold"]["items"] == 1
-    recall_a = (await api.data(
-        RECALL, {"input": {"sessionId": "shared", "query": "secret budget", "autoPromote": False}},
-        tenant=a,
-    ))["recall"]
+    recall_a = (
+        await api.data(
+            RECALL,
+            {"input": {"sessionId": "shared", "query": "secret budget", "autoPromote": False}},
+            tenant=a,
+        )
+    )["recall"]
     assert [i["id"] for i in recall_a["items"]] == [item["id"]]

@@ -40,11 +40,13 @@ async def test_query_nodes_returns_the_nearest_neighbour(stack: Stack) -> None:
             await driver.execute_query(
                 f"UNWIND $rows AS r CREATE (n:{label} {{name: r.name}}) "
                 "WITH n, r CALL db.create.setNodeVectorProperty(n, 'v', r.v)",
-                {"rows": [
-                    {"name": "x", "v": [1.0, 0.0, 0.0]},
-                    {"name": "y", "v": [0.0, 1.0, 0.0]},
-                    {"name": "z", "v": [0.0, 0.0, 1.0]},
-                ]},
+                {
+                    "rows": [
+                        {"name": "x", "v": [1.0, 0.0, 0.0]},
+                        {"name": "y", "v": [0.0, 1.0, 0.0]},
+                        {"name": "z", "v": [0.0, 0.0, 1.0]},
+                    ]
+                },
             )
             await driver.execute_query("CALL db.awaitIndexes(60)")
             records, _, _ = await driver.execute_query(
@@ -52,7 +54,7 @@ async def test_query_nodes_returns_the_nearest_neighbour(stack: Stack) -> None:
                 "RETURN node.name AS name, score",
                 {"index": index, "q": [0.1, 0.9, 0.0]},
             )
-            assert [r["name"] for r in records][0] == "y"
+            assert next(r["name"] for r in records) == "y"
             assert records[0]["score"] > records[1]["score"]
         finally:
             await driver.execute_query(f"MATCH (n:{label}) DETACH DELETE n")

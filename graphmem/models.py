@@ -153,4 +153,4 @@ class RecallResult(BaseModel):
     items: list[MemoryItem]
     promoted: list[str]
     scores: list[ScoredMemory]
-    hot_hits: list[str] = Field(default_factory=list)
+    hot_hits: list[ScoredMemory] = Field(default_factory=list)

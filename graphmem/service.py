@@ -2,25 +2,32 @@
 
 It owns the tier policy of seed 004 — add to hot, spill the lowest-relevance and
 oldest items into the graph when a session outgrows its token budget, recall from
-the graph with access tracking, promote what recall finds relevant — and the one
-durability rule that matters: an item leaves Redis only after Neo4j acknowledged it.
+the graph with access tracking, promote what recall finds relevant or recalls
+often — seed 000's rules (cascading reads, write-through) and the durability rule
+that matters: an item leaves Redis only after Neo4j acknowledged it.
 Every public method takes the tenant first; nothing here crosses tenants.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import time
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
+from functools import partial
+from typing import Any, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .enrich.embed import Embedder
 from .enrich.tokens import TokenCounter
 from .errors import BadInput, NotFound, Unavailable
+from .metrics import Metrics
 from .models import (
     HotStatus,
     MemoryItem,
@@ -34,10 +41,12 @@ from .models import (
     content_hash,
     utcnow,
 )
-from .settings import ID_PATTERN, MemoryConfig
+from .policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
+from .settings import ID_PATTERN, SESSION_OVERRIDABLE, MemoryConfig
 from .tiers import GraphStore, HotTier
 
 log = logging.getLogger("graphmem.service")
+T = TypeVar("T")
 
 
 class Limits(BaseModel):
@@ -89,11 +98,37 @@ class RecallQuery(BaseModel):
     types: list[MemoryType] | None = None
 
 
+class MaintenanceReport(BaseModel):
+    flushed: dict[str, list[str]] = Field(default_factory=dict)  # "tenant/session" → ids
+    caught_up: dict[str, list[str]] = Field(default_factory=dict)
+    demoted: dict[str, list[str]] = Field(default_factory=dict)  # tenant → ids
+    errors: list[str] = Field(default_factory=list)
+
+
 def _bad_input(exc: ValidationError) -> BadInput:
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first.get("loc", ()))
     message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
     return BadInput(f"{field}: {message}" if field else message, field=field)
+
+
+class GraphBreaker:
+    """After the graph store fails, background spills pause briefly instead of
+    hammering it; adds stay fast and their items wait safely in Redis."""
+
+    def __init__(self, cooldown_seconds: float = 5.0) -> None:
+        self.cooldown = cooldown_seconds
+        self._open_until = 0.0
+
+    @property
+    def open(self) -> bool:
+        return time.monotonic() < self._open_until
+
+    def trip(self) -> None:
+        self._open_until = time.monotonic() + self.cooldown
+
+    def reset(self) -> None:
+        self._open_until = 0.0
 
 
 class MemoryService:
@@ -108,6 +143,9 @@ class MemoryService:
         tokens: TokenCounter,
         config: MemoryConfig | None = None,
         limits: Limits | None = None,
+        rules: MemoryRules | None = None,
+        demotion: DemotionPolicy | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.hot_tier = hot
         self.graph = graph
@@ -115,9 +153,22 @@ class MemoryService:
         self.tokens = tokens
         self.config = config or MemoryConfig()
         self.limits = limits or Limits()
+        self.rules = rules or MemoryRules()
+        self.demotion = demotion or IdleWarmDemotion(
+            timedelta(seconds=self.config.demote_after_idle_seconds)
+        )
+        self.metrics = metrics or Metrics()
+        self.breaker = GraphBreaker()
+        if self.rules.hot_ttl is not None:
+            self.config = self.config.merged(session_ttl_seconds=self.rules.hot_ttl)
+        hot.ttl = self.config.session_ttl_seconds
         self._session_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._spills: dict[tuple[str, str], asyncio.Task[SpillResult]] = {}
 
     async def close(self) -> None:
+        for task in list(self._spills.values()):
+            task.cancel()
+        await asyncio.gather(*self._spills.values(), return_exceptions=True)
         await self.hot_tier.close()
         await self.graph.close()
 
@@ -186,6 +237,42 @@ class MemoryService:
         if not ID_PATTERN.match(item_id):
             raise BadInput("itemId: not a valid memory id", field="itemId")
 
+    # --- per-session settings -----------------------------------------------------------
+    def _effective(self, overrides: dict[str, Any]) -> MemoryConfig:
+        if not overrides:
+            return self.config
+        try:
+            return self.config.merged(**overrides)
+        except ValueError:  # stored overrides that no longer validate fall back to defaults
+            log.warning("ignoring invalid session overrides %s", overrides)
+            return self.config
+
+    async def session_config(self, tenant: str, session_id: str) -> MemoryConfig:
+        self._validate_scope(session_id, None)
+        return self._effective(await self.hot_tier.session_config(tenant, session_id))
+
+    async def configure_session(
+        self, tenant: str, session_id: str, overrides: dict[str, Any]
+    ) -> MemoryConfig:
+        """Override seed 004's settings for one session; ``None`` values reset a setting."""
+        self._validate_scope(session_id, None)
+        current = await self.hot_tier.session_config(tenant, session_id)
+        names = {f.alias: n for n, f in MemoryConfig.model_fields.items() if f.alias}
+        for key, value in overrides.items():
+            name = names.get(key, key)
+            if name not in SESSION_OVERRIDABLE:
+                raise BadInput(f"{key}: cannot be set per session", field=key)
+            if value is None:
+                current.pop(name, None)
+            else:
+                current[name] = value
+        try:
+            effective = self.config.merged(**current)
+        except ValueError as exc:
+            raise BadInput(f"invalid session settings: {exc}") from exc
+        await self.hot_tier.set_session_config(tenant, session_id, current)
+        return effective
+
     # --- add ----------------------------------------------------------------------------
     async def add(self, tenant: str, spec: AddMemory | dict[str, Any]) -> MemoryItem:
         (item,) = await self.add_many(tenant, [spec])
@@ -226,16 +313,46 @@ class MemoryService:
             items.append(item)
             by_session.setdefault(item.session_id, []).append(item)
         for session_id, batch in by_session.items():
-            total = await self.hot_tier.put(tenant, session_id, batch)
-            if self.config.auto_spill_enabled and total > self.config.hot_token_limit:
-                await self._spill_to_budget(tenant, session_id)
+            total, overrides = await self.hot_tier.put(tenant, session_id, batch)
+            config = self._effective(overrides)
+            self.metrics.hot(tenant, total, config.hot_token_limit)
+            if self.rules.write_through:
+                await self._write_through(tenant, session_id, batch)
+            if config.auto_spill_enabled and total > config.hot_token_limit:
+                await self._spill_in_background(tenant, session_id, config)
         return items
 
-    # --- read the hot tier ------------------------------------------------------------
+    async def _write_through(
+        self, tenant: str, session_id: str, items: Sequence[MemoryItem]
+    ) -> None:
+        vectors = await self._embed_items(tenant, session_id, items)
+        rows = [i.graph_row(vectors[i.id]) for i in items]  # tier stays 'hot'
+        await self._with_retry(partial(self.graph.upsert, tenant, rows))
+
+    # --- read the hot tier and cascade ------------------------------------------------------
     async def hot(self, tenant: str, session_id: str) -> list[MemoryItem]:
         self._validate_scope(session_id, None)
         items = await self.hot_tier.items(tenant, session_id)
         return sorted(items, key=lambda i: (i.created_at, i.id), reverse=True)
+
+    async def get(self, tenant: str, item_id: str) -> MemoryItem | None:
+        """Seed 000's cascading read: hot first, then (``read_fallback``) the graph,
+        promoting what the graph returns when ``promote_on_read`` is on."""
+        self._validate_item_id(item_id)
+        session_id = await self.hot_tier.session_of(tenant, item_id)
+        if session_id:
+            found = await self.hot_tier.get(tenant, session_id, [item_id])
+            if found:
+                return found[0]
+        if not self.rules.read_fallback:
+            return None
+        graph = await self.graph.get(tenant, [item_id])
+        if not graph:
+            return None
+        if self.rules.promote_on_read:
+            (promoted,) = await self._promote(tenant, graph)
+            return promoted
+        return graph[0]
 
     # --- spill ----------------------------------------------------------------------------
     def _lock(self, tenant: str, session_id: str) -> asyncio.Lock:
@@ -256,10 +373,9 @@ class MemoryService:
         self._validate_scope(session_id, None)
         if count is not None and item_ids:
             raise BadInput("give either count or itemIds, not both")
-        if count is not None and not 1 <= count <= self.limits.max_batch_items:
-            raise BadInput(
-                f"count: must be between 1 and {self.limits.max_batch_items}", field="count"
-            )
+        if count is not None and not 1 <= count <= 100_000:
+            raise BadInput("count: must be between 1 and 100000", field="count")
+        config = await self.session_config(tenant, session_id)
         async with self._lock(tenant, session_id):
             if item_ids:
                 chosen = await self.hot_tier.get(tenant, session_id, list(dict.fromkeys(item_ids)))
@@ -272,11 +388,44 @@ class MemoryService:
                     )
             else:
                 ordered = self._spill_order(await self.hot_tier.items(tenant, session_id))
-                chosen = ordered[: count or self.config.spill_count]
-            return await self._flush(tenant, session_id, chosen)
+                chosen = ordered[: count or config.spill_count]
+            return await self._flush(tenant, session_id, chosen, config)
+
+    async def _spill_in_background(
+        self, tenant: str, session_id: str, config: MemoryConfig
+    ) -> None:
+        """Spill back to budget off the add's critical path, but wait a little for it so
+        that a healthy graph keeps the hot tier within budget when the add returns."""
+        if self.breaker.open:
+            return  # the graph failed moments ago; the items wait in Redis
+        key = (tenant, session_id)
+        task = self._spills.get(key)
+        if task is None or task.done():
+            task = asyncio.create_task(self._spill_to_budget(tenant, session_id, config))
+            self._spills[key] = task
+            task.add_done_callback(lambda t: self._spill_done(key, t))
+        with contextlib.suppress(TimeoutError, Unavailable):
+            await asyncio.wait_for(asyncio.shield(task), config.spill_wait_seconds)
+
+    def _spill_done(self, key: tuple[str, str], task: asyncio.Task[SpillResult]) -> None:
+        if self._spills.get(key) is task:
+            del self._spills[key]
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if isinstance(exc, Unavailable):
+            self.breaker.trip()
+            log.warning("auto-spill of %s/%s postponed: %s", *key, exc.message)
+        elif exc is not None:
+            log.error("auto-spill of %s/%s failed", *key, exc_info=exc)
 
     async def _spill_to_budget(
-        self, tenant: str, session_id: str, keep: Sequence[str] = ()
+        self,
+        tenant: str,
+        session_id: str,
+        config: MemoryConfig,
+        keep: Sequence[str] = (),
+        retries: int = 1,
     ) -> SpillResult:
         async with self._lock(tenant, session_id):
             items = await self.hot_tier.items(tenant, session_id)
@@ -284,92 +433,172 @@ class MemoryService:
             chosen: list[MemoryItem] = []
             # Items just promoted are spilled last: spilling them would undo the promotion.
             for item in sorted(self._spill_order(items), key=lambda i: i.id in keep):
-                if total <= self.config.hot_token_limit:
+                if total <= config.hot_token_limit:
                     break
                 chosen.append(item)
                 total -= item.token_count
-            return await self._flush(tenant, session_id, chosen)
+            return await self._flush(tenant, session_id, chosen, config, retries=retries)
+
+    async def _embed_items(
+        self, tenant: str, session_id: str, items: Sequence[MemoryItem]
+    ) -> dict[str, list[float]]:
+        """Embeddings for items: cached ones from Redis, the rest computed in a batch."""
+        vectors = await self.hot_tier.embeddings(tenant, session_id, [i.id for i in items])
+        missing = [i for i in items if i.id not in vectors]
+        if missing:
+            computed = await asyncio.to_thread(self.embedder.embed, [i.content for i in missing])
+            vectors.update({i.id: v.tolist() for i, v in zip(missing, computed, strict=True)})
+        return vectors
 
     async def _flush(
-        self, tenant: str, session_id: str, items: Sequence[MemoryItem]
+        self,
+        tenant: str,
+        session_id: str,
+        items: Sequence[MemoryItem],
+        config: MemoryConfig,
+        retries: int | None = None,
     ) -> SpillResult:
-        """Embed, write to Neo4j (retrying), and only then remove from Redis."""
-        if not items:
-            return SpillResult(spilled_count=0, spilled_ids=[], target_tier=Tier.COLD)
-        vectors = await asyncio.to_thread(self.embedder.embed, [i.content for i in items])
-        rows = []
-        spilled: list[MemoryItem] = []
-        for item, vector in zip(items, vectors, strict=True):
-            tier = Tier.WARM if item.access_count > self.config.warm_access_threshold else Tier.COLD
-            moved = item.model_copy(update={"tier": tier})
-            spilled.append(moved)
-            rows.append(moved.graph_row(vector.tolist()))
-        await self._with_retry(lambda: self.graph.upsert(tenant, rows))
-        await self.hot_tier.remove(tenant, session_id, [i.id for i in spilled])
-        warm = [i.id for i in spilled if i.tier is Tier.WARM]
-        cold = [i.id for i in spilled if i.tier is Tier.COLD]
+        """Embed, write to Neo4j (retrying), and only then remove from Redis — batch by
+        batch, so a crash part-way leaves every item in at least one tier."""
+        warm: list[str] = []
+        cold: list[str] = []
+        size = config.spill_batch_size
+        for start in range(0, len(items), size):
+            batch = items[start : start + size]
+            vectors = await self._embed_items(tenant, session_id, batch)
+            rows: list[dict[str, Any]] = []
+            for item in batch:
+                tier = Tier.WARM if item.access_count > config.warm_access_threshold else Tier.COLD
+                rows.append(item.model_copy(update={"tier": tier}).graph_row(vectors[item.id]))
+                (warm if tier is Tier.WARM else cold).append(item.id)
+            await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
+            self.breaker.reset()
+            await self.hot_tier.remove(tenant, session_id, [i.id for i in batch])
+        self.metrics.spilled(tenant, len(warm), len(cold))
+        remaining = await self.hot_tier.tokens(tenant, session_id)
+        self.metrics.hot(tenant, remaining, config.hot_token_limit)
         return SpillResult(
-            spilled_count=len(spilled),
-            spilled_ids=[i.id for i in spilled],
+            spilled_count=len(warm) + len(cold),
+            spilled_ids=[i.id for i in items],
             target_tier=Tier.WARM if len(warm) > len(cold) else Tier.COLD,
             warm_ids=warm,
             cold_ids=cold,
         )
 
-    async def _with_retry(self, op: Any) -> Any:
+    async def _with_retry(self, op: Callable[[], Awaitable[T]], retries: int | None = None) -> T:
+        attempts = retries or self.spill_retries
         delay = self.spill_backoff_seconds
-        for attempt in range(self.spill_retries):
+        for attempt in range(attempts):
             try:
                 return await op()
             except Unavailable:
-                if attempt == self.spill_retries - 1:
+                if attempt == attempts - 1:
                     raise
-                log.warning("graph unavailable during spill; retrying in %.2fs", delay)
+                log.warning("graph unavailable; retrying in %.2fs", delay)
                 await asyncio.sleep(delay)
                 delay *= 2
         raise AssertionError("unreachable")
 
     # --- recall and search ------------------------------------------------------------------
-    async def _rank(self, tenant: str, q: RecallQuery) -> list[tuple[MemoryItem, float]]:
+    async def _rank(
+        self, tenant: str, q: RecallQuery
+    ) -> tuple[list[tuple[MemoryItem, float]], list[float]]:
         self._validate_query(q.query)
         self._validate_limit(q.limit)
         self._validate_scope(q.session_id, q.user_id)
         (vector,) = await asyncio.to_thread(self.embedder.embed, [q.query])
-        return await self.graph.vector_search(
+        query_vector = vector.tolist()
+        ranked = await self.graph.vector_search(
             tenant,
-            vector.tolist(),
+            query_vector,
             q.limit,
             session_id=q.session_id,
             user_id=q.user_id,
             types=q.types,
         )
+        return ranked, query_vector
 
     async def search(self, tenant: str, q: RecallQuery) -> list[ScoredMemory]:
-        """The recall ranking without side effects."""
-        return [ScoredMemory(item=i, score=s) for i, s in await self._rank(tenant, q)]
+        """The recall ranking of warm and cold memories, without side effects."""
+        ranked, _ = await self._rank(tenant, q)
+        return [ScoredMemory(item=i, score=s) for i, s in ranked]
+
+    async def _hot_hits(
+        self, tenant: str, q: RecallQuery, query_vector: list[float], config: MemoryConfig
+    ) -> list[tuple[MemoryItem, float]]:
+        """Hot items of the recall's session that match the query (seed 004: report them)."""
+        if q.session_id is None:
+            return []
+        items = [
+            i
+            for i in await self.hot_tier.items(tenant, q.session_id)
+            if (q.user_id is None or i.user_id == q.user_id) and (not q.types or i.type in q.types)
+        ]
+        if not items:
+            return []
+        vectors = await self._embed_items(tenant, q.session_id, items)
+        await self.hot_tier.cache_embeddings(tenant, q.session_id, vectors)
+        matrix = np.asarray([vectors[i.id] for i in items], dtype=np.float32)
+        scores = matrix @ np.asarray(query_vector, dtype=np.float32)
+        hits = [
+            (item, float(max(0.0, min(1.0, s))))
+            for item, s in zip(items, scores, strict=True)
+            if s >= config.min_relevance
+        ]
+        return sorted(hits, key=lambda h: h[1], reverse=True)[: q.limit]
 
     async def recall(self, tenant: str, q: RecallQuery) -> RecallResult:
-        ranked = await self._rank(tenant, q)
+        started = time.perf_counter()
+        config = await self.session_config(tenant, q.session_id) if q.session_id else self.config
+        ranked, query_vector = await self._rank(tenant, q)
         scores = {item.id: score for item, score in ranked}
+        now = utcnow()
         updated = {
             i.id: i
             for i in await self.graph.record_access(
-                tenant, list(scores.items()), utcnow(), self.config.warm_access_threshold
+                tenant, list(scores.items()), now, config.warm_access_threshold
             )
         }
         items = [updated.get(item.id, item) for item, _ in ranked]
+        hot_hits = await self._hot_hits(tenant, q, query_vector, config)
+        if hot_hits and q.session_id:
+            touched = [
+                item.model_copy(
+                    update={
+                        "access_count": item.access_count + 1,
+                        "last_accessed_at": now,
+                        "relevance_score": (item.relevance_score + score) / 2,
+                    }
+                )
+                for item, score in hot_hits
+            ]
+            await self.hot_tier.touch(tenant, q.session_id, touched)
+            hot_hits = [(t, s) for t, (_, s) in zip(touched, hot_hits, strict=True)]
         promoted: list[str] = []
-        if q.auto_promote and self.config.auto_promote_enabled:
-            eligible = [i for i in items if scores[i.id] > self.config.promote_threshold]
-            promoted = [i.id for i in await self._promote(tenant, eligible)]
+        if q.auto_promote and config.auto_promote_enabled:
+            eligible = [
+                i
+                for i in items
+                if scores[i.id] > config.promote_threshold
+                or (
+                    i.access_count >= config.promote_access_count
+                    and scores[i.id] >= config.min_relevance
+                )
+            ]
+            promoted = [i.id for i in await self._promote(tenant, eligible, config)]
+        hit = any(s >= config.min_relevance for s in scores.values()) or bool(hot_hits)
+        self.metrics.recalled(tenant, 1000 * (time.perf_counter() - started), hit)
         return RecallResult(
             items=items,
             promoted=promoted,
             scores=[ScoredMemory(item=i, score=scores[i.id]) for i in items],
+            hot_hits=[ScoredMemory(item=i, score=s) for i, s in hot_hits],
         )
 
     # --- promotion ------------------------------------------------------------------------
-    async def _promote(self, tenant: str, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+    async def _promote(
+        self, tenant: str, items: Sequence[MemoryItem], config: MemoryConfig | None = None
+    ) -> list[MemoryItem]:
         by_session: dict[str, list[MemoryItem]] = {}
         for item in items:
             hot = item.model_copy(update={"tier": Tier.HOT, "relevance_score": 1.0})
@@ -378,11 +607,15 @@ class MemoryService:
         for session_id, batch in by_session.items():
             # Hot copy first, then mark the graph node: a crash in between leaves the item
             # in both tiers (visible twice), never in neither.
-            total = await self.hot_tier.put(tenant, session_id, batch)
+            total, overrides = await self.hot_tier.put(tenant, session_id, batch)
             await self.graph.mark_hot(tenant, [i.id for i in batch], utcnow())
             promoted += batch
-            if total > self.config.hot_token_limit:
-                await self._spill_to_budget(tenant, session_id, keep=[i.id for i in batch])
+            session_config = config if config is not None else self._effective(overrides)
+            if total > session_config.hot_token_limit:
+                await self._spill_to_budget(
+                    tenant, session_id, session_config, keep=[i.id for i in batch]
+                )
+        self.metrics.promoted(tenant, len(promoted))
         return promoted
 
     async def promote(self, tenant: str, item_id: str) -> MemoryItem:
@@ -407,26 +640,30 @@ class MemoryService:
     async def forget(self, tenant: str, item_id: str) -> bool:
         """Remove a memory from every tier; False when the tenant has no such memory."""
         self._validate_item_id(item_id)
-        removed_hot: list[str] = []
         session_id = await self.hot_tier.session_of(tenant, item_id)
-        if session_id:
+        if session_id is None:
+            return await self.graph.delete(tenant, item_id)
+        # Under the session lock, so a spill in flight cannot write the item back.
+        async with self._lock(tenant, session_id):
             removed_hot = await self.hot_tier.remove(tenant, session_id, [item_id])
-        removed_graph = await self.graph.delete(tenant, item_id)
+            removed_graph = await self.graph.delete(tenant, item_id)
         return bool(removed_hot) or removed_graph
 
     # --- status ------------------------------------------------------------------------------
     async def status(self, tenant: str, session_id: str) -> MemoryStatus:
         self._validate_scope(session_id, None)
-        hot_items, graph_counts = await asyncio.gather(
+        hot_items, graph_counts, overrides = await asyncio.gather(
             self.hot_tier.items(tenant, session_id),
             self.graph.count_by_tier(tenant, session_id),
+            self.hot_tier.session_config(tenant, session_id),
         )
-        limit = self.config.hot_token_limit
+        config = self._effective(overrides)
+        limit = config.hot_token_limit
         hot_tokens = sum(i.token_count for i in hot_items)
         warm, cold = graph_counts[Tier.WARM], graph_counts[Tier.COLD]
         suggestions: list[Suggestion] = []
         if hot_tokens > 0.9 * limit:
-            candidates = [i.id for i in self._spill_order(hot_items)[: self.config.spill_count]]
+            candidates = [i.id for i in self._spill_order(hot_items)[: config.spill_count]]
             suggestions.append(
                 Suggestion(
                     type="spill",
@@ -435,12 +672,12 @@ class MemoryService:
                     item_ids=candidates,
                 )
             )
-        if cold.items > self.config.max_cold_items:
+        if cold.items > config.max_cold_items:
             suggestions.append(
                 Suggestion(
                     type="prune",
                     reason=f"Cold storage holds {cold.items} items, more than "
-                    f"maxColdItems={self.config.max_cold_items}",
+                    f"maxColdItems={config.max_cold_items}",
                 )
             )
         if hot_tokens < 0.1 * limit and (warm.items + cold.items) > 0:
@@ -463,3 +700,52 @@ class MemoryService:
             cold=cold,
             suggestions=suggestions,
         )
+
+    # --- maintenance ---------------------------------------------------------------------------
+    async def maintain(self) -> MaintenanceReport:
+        """One maintenance pass: flush sessions whose hot tier is about to expire, spill
+        sessions left over budget (after a graph outage), and run the demotion policy."""
+        report = MaintenanceReport()
+        idle_since = time.time() - (
+            self.config.session_ttl_seconds - self.config.flush_before_expiry_seconds
+        )
+        for tenant in await self.hot_tier.tenants():
+            idle = set(await self.hot_tier.idle_sessions(tenant, idle_since))
+            for session_id in await self.hot_tier.sessions(tenant):
+                try:
+                    config = await self.session_config(tenant, session_id)
+                    if session_id in idle:
+                        async with self._lock(tenant, session_id):
+                            items = await self.hot_tier.items(tenant, session_id)
+                            result = await self._flush(tenant, session_id, items, config)
+                        if result.spilled_ids:
+                            report.flushed[f"{tenant}/{session_id}"] = result.spilled_ids
+                    elif await self.hot_tier.tokens(tenant, session_id) > config.hot_token_limit:
+                        result = await self._spill_to_budget(
+                            tenant, session_id, config, retries=self.spill_retries
+                        )
+                        if result.spilled_ids:
+                            report.caught_up[f"{tenant}/{session_id}"] = result.spilled_ids
+                except Unavailable as exc:
+                    report.errors.append(f"{tenant}/{session_id}: {exc.message}")
+        now = utcnow()
+        try:
+            for tenant in await self.graph.tenants():
+                demoted = await self.demotion.demote(self.graph, tenant, now)
+                if demoted:
+                    report.demoted[tenant] = demoted
+        except Unavailable as exc:
+            report.errors.append(f"demotion: {exc.message}")
+        return report
+
+    async def run_maintenance(self, stop: asyncio.Event) -> None:
+        """The background loop the API runs: ``maintain()`` every interval until ``stop``."""
+        while not stop.is_set():
+            try:
+                report = await self.maintain()
+                if report.flushed or report.caught_up or report.demoted:
+                    log.info("maintenance: %s", report.model_dump_json())
+            except Exception:  # the loop must outlive any one failed pass
+                log.exception("maintenance pass failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.maintenance_interval_seconds)

@@ -30,6 +30,18 @@ from .errors import ConfigurationError
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
 
 
+#: Settings a client may override for one session (the rest are process-wide).
+SESSION_OVERRIDABLE = (
+    "hot_token_limit",
+    "warm_access_threshold",
+    "promote_threshold",
+    "max_cold_items",
+    "auto_spill_enabled",
+    "auto_promote_enabled",
+    "spill_count",
+)
+
+
 class MemoryConfig(BaseModel):
     """Seed 004's tier configuration; accepts its camelCase names too."""
 
@@ -43,8 +55,23 @@ class MemoryConfig(BaseModel):
     auto_promote_enabled: bool = Field(True, alias="autoPromoteEnabled")
     #: how many items an explicit ``spill`` without count or ids moves (seed 004: 4)
     spill_count: int = Field(4, ge=1, le=10_000, alias="spillCount")
-    #: idle lifetime of a session's hot tier in Redis
-    session_ttl_seconds: int = Field(7 * 24 * 3600, ge=60, alias="sessionTtlSeconds")
+    #: an item recalled this often is promoted even below promoteThreshold
+    #: (seed 004: "frequently recalled cold items get promoted")
+    promote_access_count: int = Field(5, ge=1, alias="promoteAccessCount")
+    #: below this cosine similarity a recalled item does not count as a hit
+    min_relevance: float = Field(0.3, ge=0.0, le=1.0, alias="minRelevance")
+    #: idle lifetime of a session's hot tier in Redis (refreshed by every write)
+    session_ttl_seconds: int = Field(7 * 24 * 3600, ge=2, alias="sessionTtlSeconds")
+    #: idle sessions are flushed to the graph this long before their hot tier expires
+    flush_before_expiry_seconds: float = Field(3600, gt=0, alias="flushBeforeExpirySeconds")
+    #: how often the maintenance loop (TTL flush, catch-up spills, demotion) runs
+    maintenance_interval_seconds: float = Field(60, gt=0, alias="maintenanceIntervalSeconds")
+    #: warm items not accessed for this long are demoted to cold by maintenance
+    demote_after_idle_seconds: float = Field(30 * 24 * 3600, gt=0, alias="demoteAfterIdleSeconds")
+    #: how long an add waits for the spill it triggered before returning anyway
+    spill_wait_seconds: float = Field(5.0, ge=0, alias="spillWaitSeconds")
+    #: items embedded and written per graph transaction during a spill
+    spill_batch_size: int = Field(256, ge=1, le=10_000, alias="spillBatchSize")
 
     @model_validator(mode="before")
     @classmethod
@@ -59,6 +86,17 @@ class MemoryConfig(BaseModel):
                 camel = data.pop(field.alias)
                 data.setdefault(name, camel)
         return data
+
+    @model_validator(mode="after")
+    def _flush_in_time(self) -> MemoryConfig:
+        if self.flush_before_expiry_seconds >= self.session_ttl_seconds:
+            raise ValueError("flushBeforeExpirySeconds must be shorter than sessionTtlSeconds")
+        if self.maintenance_interval_seconds * 2 > self.flush_before_expiry_seconds:
+            raise ValueError(
+                "maintenanceIntervalSeconds must be at most half of flushBeforeExpirySeconds, "
+                "or an idle session could expire between two maintenance runs"
+            )
+        return self
 
     def merged(self, **overrides: Any) -> MemoryConfig:
         """A copy with overrides applied; keys may use either naming style."""

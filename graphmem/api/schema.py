@@ -20,6 +20,8 @@ from .types import (
     RecallInput,
     RecallResult,
     ScoredMemory,
+    SessionConfig,
+    SessionConfigInput,
     SpillResult,
 )
 
@@ -34,6 +36,23 @@ class Query:
     async def hot(self, info: Info[Any, Any], session_id: strawberry.ID) -> list[MemoryItem]:
         service, tenant = _ctx(info)
         return [MemoryItem.of(i) for i in await service.hot(tenant, str(session_id))]
+
+    @strawberry.field(
+        description="One memory by id: the hot tier first, then the graph (seed 000's "
+        "cascading read; promotes it when the promote_on_read rule is on)."
+    )
+    async def memory(self, info: Info[Any, Any], item_id: strawberry.ID) -> MemoryItem | None:
+        service, tenant = _ctx(info)
+        item = await service.get(tenant, str(item_id))
+        return MemoryItem.of(item) if item else None
+
+    @strawberry.field(description="The tier settings in force for a session.")
+    async def session_config(
+        self, info: Info[Any, Any], session_id: strawberry.ID
+    ) -> SessionConfig:
+        service, tenant = _ctx(info)
+        config = await service.session_config(tenant, str(session_id))
+        return SessionConfig.of(str(session_id), config)
 
     @strawberry.field(description="Items and tokens per tier, with suggestions.")
     async def memory_status(self, info: Info[Any, Any], session_id: strawberry.ID) -> MemoryStatus:
@@ -107,6 +126,14 @@ class Mutation:
             types=input.types,
         )
         return RecallResult.of(await service.recall(tenant, q))
+
+    @strawberry.mutation(description="Override tier settings for one session.")
+    async def configure_session(
+        self, info: Info[Any, Any], session_id: strawberry.ID, config: SessionConfigInput
+    ) -> SessionConfig:
+        service, tenant = _ctx(info)
+        effective = await service.configure_session(tenant, str(session_id), config.overrides())
+        return SessionConfig.of(str(session_id), effective)
 
     @strawberry.mutation(description="Bring a warm or cold memory into its session's hot tier.")
     async def promote(self, info: Info[Any, Any], item_id: strawberry.ID) -> MemoryItem:

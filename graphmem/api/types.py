@@ -10,6 +10,7 @@ from strawberry.scalars import JSON
 
 from .. import models
 from ..models import MemoryType, Tier
+from ..settings import MemoryConfig
 
 # Registers the domain enums as GraphQL enums (strawberry annotates the class in place).
 strawberry.enum(MemoryType, name="MemoryType")
@@ -136,9 +137,12 @@ class ScoredMemory:
 
 @strawberry.type
 class RecallResult:
-    items: list[MemoryItem]
-    promoted: list[strawberry.ID]
+    items: list[MemoryItem] = strawberry.field(description="Warm and cold matches, best first")
+    promoted: list[strawberry.ID] = strawberry.field(description="Ids moved into the hot tier")
     scores: list[ItemScore]
+    hot_hits: list[ScoredMemory] = strawberry.field(
+        description="Items already hot in the session that match the query"
+    )
 
     @classmethod
     def of(cls, r: models.RecallResult) -> RecallResult:
@@ -146,7 +150,47 @@ class RecallResult:
             items=[MemoryItem.of(i) for i in r.items],
             promoted=[strawberry.ID(i) for i in r.promoted],
             scores=[ItemScore(item_id=strawberry.ID(s.item.id), score=s.score) for s in r.scores],
+            hot_hits=[ScoredMemory.of(h) for h in r.hot_hits],
         )
+
+
+@strawberry.type(description="The tier settings in force for one session")
+class SessionConfig:
+    session_id: strawberry.ID
+    hot_token_limit: int
+    warm_access_threshold: int
+    promote_threshold: float
+    max_cold_items: int
+    auto_spill_enabled: bool
+    auto_promote_enabled: bool
+    spill_count: int
+
+    @classmethod
+    def of(cls, session_id: str, c: MemoryConfig) -> SessionConfig:
+        return cls(
+            session_id=strawberry.ID(session_id),
+            hot_token_limit=c.hot_token_limit,
+            warm_access_threshold=c.warm_access_threshold,
+            promote_threshold=c.promote_threshold,
+            max_cold_items=c.max_cold_items,
+            auto_spill_enabled=c.auto_spill_enabled,
+            auto_promote_enabled=c.auto_promote_enabled,
+            spill_count=c.spill_count,
+        )
+
+
+@strawberry.input(description="Per-session overrides; a null field resets it to the default")
+class SessionConfigInput:
+    hot_token_limit: int | None = strawberry.UNSET
+    warm_access_threshold: int | None = strawberry.UNSET
+    promote_threshold: float | None = strawberry.UNSET
+    max_cold_items: int | None = strawberry.UNSET
+    auto_spill_enabled: bool | None = strawberry.UNSET
+    auto_promote_enabled: bool | None = strawberry.UNSET
+    spill_count: int | None = strawberry.UNSET
+
+    def overrides(self) -> dict[str, Any]:
+        return {name: value for name, value in vars(self).items() if value is not strawberry.UNSET}
 
 
 @strawberry.input

@@ -179,6 +179,17 @@ class Neo4jGraphStore:
             counts[Tier(r["tier"])] = TierCount(items=r["items"], tokens=r["tokens"])
         return counts
 
+    async def tenants(self) -> list[str]:
+        return [r["tenant"] for r in await self._run("admin/tenants", {})]
+
+    async def demote_idle_warm(self, tenant: str, before: datetime, now: datetime) -> list[str]:
+        records = await self._run(
+            "memory/demote_idle_warm",
+            {"tenant": tenant, "before": before, "now": now},
+            write=True,
+        )
+        return [r["id"] for r in records]
+
     async def delete(self, tenant: str, item_id: str) -> bool:
         records = await self._run("memory/delete", {"tenant": tenant, "id": item_id}, write=True)
         return bool(records)

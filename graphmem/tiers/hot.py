@@ -1,21 +1,30 @@
 """The Redis hot tier: the items a session keeps close, with their token total.
 
-Keys (every one carries the tenant; the session's keys share a hash tag so a
-session's writes stay in one Redis Cluster slot):
+Keys (every one carries the tenant as its hash tag, so the scripts below, which
+touch a session's keys and the tenant's indexes together, stay in one Redis
+Cluster slot):
 
-- ``gm:{<tenant>/<session>}:items`` hash: item id → item JSON
-- ``gm:{<tenant>/<session>}:meta``  hash: ``tokens`` → token total of the items
-- ``gm:<tenant>:where``             hash: item id → session id (lookups by id)
+- ``gm:{<tenant>}:s:<session>:items``   hash: item id → item JSON
+- ``gm:{<tenant>}:s:<session>:meta``    hash: ``tokens`` → token total of the items
+- ``gm:{<tenant>}:s:<session>:config``  hash: per-session setting overrides (JSON)
+- ``gm:{<tenant>}:s:<session>:emb``     hash: item id → cached embedding (base64 float32)
+- ``gm:{<tenant>}:where``               hash: item id → session id (lookups by id)
+- ``gm:{<tenant>}:sessions``            sorted set: session → time of its last write
 
-Writes and removals are Lua scripts so the token total always equals the sum of
-the items, whatever runs concurrently.
+Writes and removals are Lua scripts: the token total always equals the sum of the
+items, and one script call is one round trip. Every write refreshes the session's
+TTL; the maintenance loop flushes sessions before that TTL runs out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import base64
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+import numpy as np
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -26,9 +35,10 @@ from ..models import MemoryItem
 
 T = TypeVar("T")
 
+# KEYS: items, meta, where, sessions, config, emb   ARGV: session, now, ttl, (id, doc, tokens)*
 _PUT = """
 local total = 0
-for i = 2, #ARGV, 3 do
+for i = 4, #ARGV, 3 do
   local id, doc, tokens = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local old = redis.call('HGET', KEYS[1], id)
   if old then total = total - cjson.decode(old)['token_count'] end
@@ -37,26 +47,36 @@ for i = 2, #ARGV, 3 do
   total = total + tokens
 end
 local t = redis.call('HINCRBY', KEYS[2], 'tokens', total)
-return t
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+for k = 1, 6 do
+  if k ~= 3 and k ~= 4 then redis.call('EXPIRE', KEYS[k], ARGV[3]) end
+end
+return {t, redis.call('HGETALL', KEYS[5])}
 """
 
+# KEYS: items, meta, where, sessions, config, emb   ARGV: session, id*
 _REMOVE = """
 local removed = {}
 local total = 0
-for i = 1, #ARGV do
+for i = 2, #ARGV do
   local old = redis.call('HGET', KEYS[1], ARGV[i])
   if old then
     total = total + cjson.decode(old)['token_count']
     redis.call('HDEL', KEYS[1], ARGV[i])
     redis.call('HDEL', KEYS[3], ARGV[i])
+    redis.call('HDEL', KEYS[6], ARGV[i])
     removed[#removed + 1] = ARGV[i]
   end
 end
 if total ~= 0 then redis.call('HINCRBY', KEYS[2], 'tokens', -total) end
-if redis.call('HLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
+if redis.call('HLEN', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[2], KEYS[6])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+end
 return removed
 """
 
+# KEYS: items   ARGV: (id, doc)*   rewrites items that are still present
 _TOUCH = """
 for i = 1, #ARGV, 2 do
   if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
@@ -67,16 +87,25 @@ return 1
 """
 
 
+def _encode_vector(vector: Sequence[float]) -> str:
+    return base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")
+
+
+def _decode_vector(raw: str) -> list[float]:
+    vector: list[float] = np.frombuffer(base64.b64decode(raw), dtype=np.float32).tolist()
+    return vector
+
+
 class RedisHotTier:
-    def __init__(self, redis: Redis, session_ttl_seconds: int) -> None:
+    def __init__(self, redis: Redis, session_ttl_seconds: int = 7 * 24 * 3600) -> None:
         self._redis = redis
-        self._ttl = session_ttl_seconds
+        self.ttl = session_ttl_seconds
         self._put = redis.register_script(_PUT)
         self._remove = redis.register_script(_REMOVE)
         self._touch = redis.register_script(_TOUCH)
 
     @classmethod
-    def connect(cls, url: str, session_ttl_seconds: int) -> RedisHotTier:
+    def connect(cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600) -> RedisHotTier:
         client = Redis.from_url(
             url, decode_responses=True, socket_timeout=5.0, socket_connect_timeout=5.0
         )
@@ -87,9 +116,17 @@ class RedisHotTier:
 
     # --- keys -------------------------------------------------------------------------
     @staticmethod
-    def _session_keys(tenant: str, session_id: str) -> list[str]:
-        tag = f"gm:{{{tenant}/{session_id}}}"
-        return [f"{tag}:items", f"{tag}:meta", f"gm:{tenant}:where"]
+    def _keys(tenant: str, session_id: str) -> list[str]:
+        tag = f"gm:{{{tenant}}}"
+        session = f"{tag}:s:{session_id}"
+        return [
+            f"{session}:items",
+            f"{session}:meta",
+            f"{tag}:where",
+            f"{tag}:sessions",
+            f"{session}:config",
+            f"{session}:emb",
+        ]
 
     # --- plumbing -------------------------------------------------------------------
     @staticmethod
@@ -105,43 +142,40 @@ class RedisHotTier:
     async def ping(self) -> None:
         await self._call(lambda: cast(Awaitable[Any], self._redis.ping()))
 
-    async def put(self, tenant: str, session_id: str, items: Sequence[MemoryItem]) -> int:
-        """Store (or replace) items; returns the session's hot token total afterwards."""
-        keys = self._session_keys(tenant, session_id)
-        args: list[Any] = [session_id]
+    async def put(
+        self, tenant: str, session_id: str, items: Sequence[MemoryItem]
+    ) -> tuple[int, dict[str, Any]]:
+        """Store (or replace) items in one round trip.
+
+        Returns the session's hot token total afterwards and its setting overrides."""
+        keys = self._keys(tenant, session_id)
+        args: list[Any] = [session_id, time.time(), self.ttl]
         for item in items:
             args += [item.id, item.to_json(), item.token_count]
-
-        async def op() -> int:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                await self._put(keys=keys, args=args, client=pipe)
-                pipe.expire(keys[0], self._ttl)
-                pipe.expire(keys[1], self._ttl)
-                total, *_ = await pipe.execute()
-            return int(total)
-
-        return await self._call(op)
+        total, flat = await self._call(lambda: self._put(keys=keys, args=args))
+        overrides = {flat[i]: json.loads(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return int(total), overrides
 
     async def items(self, tenant: str, session_id: str) -> list[MemoryItem]:
-        key = self._session_keys(tenant, session_id)[0]
+        key = self._keys(tenant, session_id)[0]
         raw = await self._call(lambda: cast(Awaitable[dict[str, str]], self._redis.hgetall(key)))
         return [MemoryItem.from_json(doc) for doc in raw.values()]
 
     async def get(self, tenant: str, session_id: str, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
             return []
-        key = self._session_keys(tenant, session_id)[0]
+        key = self._keys(tenant, session_id)[0]
         docs = await self._call(
             lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, list(ids)))
         )
         return [MemoryItem.from_json(d) for d in docs if d is not None]
 
     async def session_of(self, tenant: str, item_id: str) -> str | None:
-        key = self._session_keys(tenant, "-")[2]
+        key = self._keys(tenant, "-")[2]
         return await self._call(lambda: cast(Awaitable[str | None], self._redis.hget(key, item_id)))
 
     async def tokens(self, tenant: str, session_id: str) -> int:
-        key = self._session_keys(tenant, session_id)[1]
+        key = self._keys(tenant, session_id)[1]
         raw = await self._call(lambda: cast(Awaitable[str | None], self._redis.hget(key, "tokens")))
         return int(raw or 0)
 
@@ -149,16 +183,93 @@ class RedisHotTier:
         """Drop items (only after the graph holds them); returns the ids actually removed."""
         if not ids:
             return []
-        keys = self._session_keys(tenant, session_id)
-        removed = await self._call(lambda: self._remove(keys=keys, args=list(ids)))
+        keys = self._keys(tenant, session_id)
+        removed = await self._call(lambda: self._remove(keys=keys, args=[session_id, *ids]))
         return [str(i) for i in removed]
 
     async def touch(self, tenant: str, session_id: str, items: Sequence[MemoryItem]) -> None:
         """Rewrite access data of items still present (a no-op for ones spilled meanwhile)."""
         if not items:
             return
-        keys = self._session_keys(tenant, session_id)[:1]
+        keys = self._keys(tenant, session_id)[:1]
         args: list[str] = []
         for item in items:
             args += [item.id, item.to_json()]
         await self._call(lambda: self._touch(keys=keys, args=args))
+
+    # --- embeddings cache -------------------------------------------------------------
+    async def embeddings(
+        self, tenant: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        key = self._keys(tenant, session_id)[5]
+        raw = await self._call(
+            lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, list(ids)))
+        )
+        return {i: _decode_vector(r) for i, r in zip(ids, raw, strict=True) if r is not None}
+
+    async def cache_embeddings(
+        self, tenant: str, session_id: str, vectors: Mapping[str, Sequence[float]]
+    ) -> None:
+        if not vectors:
+            return
+        items_key, emb_key = self._keys(tenant, session_id)[0], self._keys(tenant, session_id)[5]
+
+        async def op() -> None:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.hset(emb_key, mapping={k: _encode_vector(v) for k, v in vectors.items()})
+                pipe.expire(emb_key, self.ttl)
+                await pipe.execute()
+            # an item removed meanwhile must not leave its vector behind
+            present = await cast(
+                Awaitable[list[str | None]], self._redis.hmget(items_key, list(vectors))
+            )
+            stale = [k for k, doc in zip(vectors, present, strict=True) if doc is None]
+            if stale:
+                await self._redis.hdel(emb_key, *stale)
+
+        await self._call(op)
+
+    # --- per-session settings -----------------------------------------------------------
+    async def session_config(self, tenant: str, session_id: str) -> dict[str, Any]:
+        key = self._keys(tenant, session_id)[4]
+        raw = await self._call(lambda: cast(Awaitable[dict[str, str]], self._redis.hgetall(key)))
+        return {k: json.loads(v) for k, v in raw.items()}
+
+    async def set_session_config(
+        self, tenant: str, session_id: str, overrides: dict[str, Any]
+    ) -> None:
+        key = self._keys(tenant, session_id)[4]
+
+        async def op() -> None:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.delete(key)
+                if overrides:
+                    pipe.hset(key, mapping={k: json.dumps(v) for k, v in overrides.items()})
+                    pipe.expire(key, self.ttl)
+                await pipe.execute()
+
+        await self._call(op)
+
+    # --- sessions -------------------------------------------------------------------------
+    async def tenants(self) -> list[str]:
+        """Tenants with live hot sessions (found by their session index keys)."""
+        found: list[str] = []
+
+        async def op() -> None:
+            async for key in self._redis.scan_iter(match="gm:{*}:sessions", _type="zset"):
+                found.append(key[len("gm:{") : -len("}:sessions")])
+
+        await self._call(op)
+        return found
+
+    async def idle_sessions(self, tenant: str, idle_since: float) -> list[str]:
+        key = self._keys(tenant, "-")[3]
+        return await self._call(
+            lambda: cast(Awaitable[list[str]], self._redis.zrangebyscore(key, "-inf", idle_since))
+        )
+
+    async def sessions(self, tenant: str) -> list[str]:
+        key = self._keys(tenant, "-")[3]
+        return await self._call(lambda: cast(Awaitable[list[str]], self._redis.zrange(key, 0, -1)))

@@ -6,6 +6,7 @@ everything else — the dev key, the curl commands, the Bolt check — runs verb
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from graphmem.service import RecallQuery
 from tests.conftest import ROOT, Stack
 
 
@@ -32,8 +34,25 @@ def readme_blocks() -> list[str]:
     return re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
 
 
+async def clear_demo_session(stack: Stack) -> None:
+    """The README works in tenant 'dev', session 'demo'; start that session empty so the
+    examples' results are this run's (the test stack is the test's own)."""
+    from graphmem.builder import MemoryBuilder
+
+    service = MemoryBuilder.from_settings(stack.settings()).build()
+    try:
+        hits = await service.search(
+            "dev", RecallQuery(session_id="demo", query="budget", limit=100)
+        )
+        for item in [h.item for h in hits] + await service.hot("dev", "demo"):
+            await service.forget("dev", item.id)
+    finally:
+        await service.close()
+
+
 @pytest.fixture
 def server(stack: Stack, tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    asyncio.run(clear_demo_session(stack))
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | {
         "NEO4J_URI": stack.neo4j_uri,

@@ -14,7 +14,8 @@ TENANTLESS = {
     "admin/index_state",
     "admin/await_indexes",
     "admin/change_initial_password",
-}  # server-level probes, no data read
+    "admin/tenants",  # lists tenant ids only, for maintenance to visit each
+}  # server-level statements: no tenant data read or written
 
 
 def test_every_data_query_is_scoped_by_tenant() -> None:

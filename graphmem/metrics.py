@@ -1,0 +1,79 @@
+"""Seed 004's six metrics, in a Prometheus registry of the service's own.
+
+Labels carry the tenant where the set of tenants is bounded by configuration (API
+keys); the latency histogram has no tenant label so its series count stays small.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.hot_utilization = Gauge(
+            "memory_hot_utilization",
+            "Hot memory usage percentage of the session last written, per tenant",
+            ["tenant"],
+            registry=r,
+        )
+        self.spill_count = Counter(
+            "memory_spill_count",
+            "Spill operations that moved at least one item",
+            ["tenant"],
+            registry=r,
+        )
+        self.spilled_items = Counter(
+            "memory_spilled_items",
+            "Items moved from hot to warm/cold",
+            ["tenant", "tier"],
+            registry=r,
+        )
+        self.recall_count = Counter(
+            "memory_recall_count", "Recall operations", ["tenant"], registry=r
+        )
+        self.promotion_count = Counter(
+            "memory_promotion_count", "Items promoted to hot", ["tenant"], registry=r
+        )
+        self.recall_latency_ms = Histogram(
+            "memory_recall_latency_ms",
+            "Time to recall from warm/cold storage, in milliseconds",
+            buckets=LATENCY_BUCKETS_MS,
+            registry=r,
+        )
+        self.hit_rate = Gauge(
+            "memory_hit_rate",
+            "Share of recalls (0-1) that found at least one relevant item, per tenant",
+            ["tenant"],
+            registry=r,
+        )
+        self._recalls: dict[str, tuple[int, int]] = {}
+
+    def hot(self, tenant: str, tokens: int, limit: int) -> None:
+        self.hot_utilization.labels(tenant).set(100.0 * tokens / limit if limit else 0.0)
+
+    def spilled(self, tenant: str, warm: int, cold: int) -> None:
+        if warm + cold == 0:
+            return
+        self.spill_count.labels(tenant).inc()
+        self.spilled_items.labels(tenant, "warm").inc(warm)
+        self.spilled_items.labels(tenant, "cold").inc(cold)
+
+    def recalled(self, tenant: str, latency_ms: float, hit: bool) -> None:
+        self.recall_count.labels(tenant).inc()
+        self.recall_latency_ms.observe(latency_ms)
+        total, hits = self._recalls.get(tenant, (0, 0))
+        total, hits = total + 1, hits + int(hit)
+        self._recalls[tenant] = (total, hits)
+        self.hit_rate.labels(tenant).set(hits / total)
+
+    def promoted(self, tenant: str, count: int) -> None:
+        if count:
+            self.promotion_count.labels(tenant).inc(count)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

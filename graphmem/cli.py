@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 import time
 
@@ -76,6 +77,43 @@ async def _migrate(settings: Settings) -> list[str]:
         await service.close()
 
 
+async def _maintain(settings: Settings) -> int:
+    from .builder import MemoryBuilder
+
+    service = MemoryBuilder.from_settings(settings).build()
+    try:
+        report = await service.maintain()
+    finally:
+        await service.close()
+    print(report.model_dump_json(indent=2))
+    return 1 if report.errors else 0
+
+
+async def _mcp_stdio(settings: Settings, key: str | None) -> int:
+    from mcp.server.stdio import stdio_server
+
+    from .api.auth import KeyRing, api_keys
+    from .api.mcp import build_server
+    from .builder import MemoryBuilder
+
+    keys = api_keys(settings)
+    if key is None and not settings.api_keys:
+        (key,) = keys
+    tenant = KeyRing(keys).tenant(f"Bearer {key}") if key else None
+    if tenant is None:
+        print("graphmem: give a valid API key with --key or GRAPHMEM_KEY", file=sys.stderr)
+        return 2
+    service = MemoryBuilder.from_settings(settings).build()
+    try:
+        await service.migrate()
+        server = build_server(lambda: service, lambda _ctx: tenant)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await service.close()
+    return 0
+
+
 def _serve(settings: Settings, with_services: bool) -> int:
     import uvicorn
 
@@ -111,11 +149,23 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--services", action="store_true", help="start the local Neo4j and Redis first"
     )
+    sub.add_parser("maintain", help="run one maintenance pass")
+    mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio")
+    mcp.add_argument(
+        "--key",
+        default=os.environ.get("GRAPHMEM_KEY"),
+        help="API key deciding the tenant (default: $GRAPHMEM_KEY or the dev key)",
+    )
     sub.add_parser("schema", help="print the GraphQL SDL")
     sub.add_parser("key", help="print the local development API key (tenant dev)")
     args = parser.parse_args(argv)
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # stdout belongs to the protocol under `graphmem mcp`: log to stderr, always.
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
     try:
         overrides = {}
         if getattr(args, "host", None):
@@ -129,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             for name in asyncio.run(_migrate(settings)):
                 print(f"applied {name}")
             return 0
+        if args.command == "maintain":
+            return asyncio.run(_maintain(settings))
+        if args.command == "mcp":
+            return asyncio.run(_mcp_stdio(settings, args.key))
         if args.command == "serve":
             return _serve(settings, args.services)
         if args.command == "schema":

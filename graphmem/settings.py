@@ -188,11 +188,24 @@ class Settings(BaseSettings):
     max_query_tokens: int = Field(2000, ge=50)
     max_content_chars: int = Field(20_000, ge=1)
     max_batch_items: int = Field(500, ge=1)
+    #: Host headers /mcp accepts (DNS-rebinding protection); empty turns the check off
+    mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    )
+    #: run the maintenance loop (TTL flush, catch-up spills, demotion) inside `serve`
+    maintenance_enabled: bool = True
 
     # --- memory -------------------------------------------------------------------
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     embedder: Literal["minilm-int8"] = "minilm-int8"
     embed_threads: int = Field(2, ge=1, le=64)
+
+    @field_validator("mcp_allowed_hosts", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [h.strip() for h in value.split(",") if h.strip()]
+        return value
 
     @field_validator("api_keys", mode="before")
     @classmethod

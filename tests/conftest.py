@@ -169,3 +169,60 @@ async def api(stack: Stack) -> AsyncIterator[Api]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
             yield Api(client, keys)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LiveApi:
+    """A real uvicorn server on 127.0.0.1 (for MCP over HTTP and /metrics)."""
+
+    url: str
+    keys: dict[str, str]
+
+    def headers(self, tenant: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.keys[tenant or next(iter(self.keys))]}"}
+
+    async def gql(
+        self, query: str, variables: dict[str, Any] | None = None, tenant: str | None = None
+    ) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=self.url, timeout=60) as client:
+            response = await client.post(
+                "/graphql",
+                json={"query": query, "variables": variables or {}},
+                headers=self.headers(tenant),
+            )
+        body: dict[str, Any] = response.json()
+        assert "errors" not in body, body
+        data: dict[str, Any] = body["data"]
+        return data
+
+
+@pytest.fixture
+async def live_api(stack: Stack) -> AsyncIterator[LiveApi]:
+    import asyncio
+
+    import uvicorn
+
+    tenants = [new_tenant(), new_tenant()]
+    keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
+    port = free_port()
+    app = create_app(stack.settings(api_keys={k: t for t, k in keys.items()}))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "uvicorn exited during start-up"
+        await asyncio.sleep(0.05)
+    try:
+        yield LiveApi(f"http://127.0.0.1:{port}", keys)
+    finally:
+        server.should_exit = True
+        await task

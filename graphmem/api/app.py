@@ -1,13 +1,15 @@
-"""The Starlette application: /graphql, /healthz, /readyz."""
+"""The Starlette application: /graphql, /mcp, /metrics, /healthz, /readyz."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from cross_web import HTTPException
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,6 +25,7 @@ from ..settings import Settings, load_settings
 from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
 from .errors import error_response
 from .limits import BodyLimit
+from .mcp import http_app as mcp_http_app
 from .schema import build_schema
 
 log = logging.getLogger("graphmem.api")
@@ -58,6 +61,13 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
+async def metrics(request: Request) -> Response:
+    service: MemoryService | None = getattr(request.app.state, "service", None)
+    if service is None:
+        return Response(status_code=503)
+    return Response(service.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+
 async def readyz(request: Request) -> JSONResponse:
     service: MemoryService | None = getattr(request.app.state, "service", None)
     if service is None:
@@ -88,17 +98,30 @@ def create_app(
     )
     graphql = GraphQLEndpoint(schema, graphql_ide=None, allow_queries_via_get=False)
     protected = BearerAuth(BodyLimit(graphql, settings.max_body_bytes), keys)
+    holder: dict[str, MemoryService] = {}
+    mcp_app, mcp_sessions = mcp_http_app(lambda: holder["service"], settings.mcp_allowed_hosts)
+    mcp = BearerAuth(BodyLimit(mcp_app, settings.max_body_bytes), keys)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         owned = service is None
-        app.state.service = service or MemoryBuilder.from_settings(settings).build()
+        app.state.service = holder["service"] = (
+            service or MemoryBuilder.from_settings(settings).build()
+        )
+        stop = asyncio.Event()
+        maintenance: asyncio.Task[None] | None = None
         try:
             if migrate:
                 applied = await app.state.service.migrate()
                 log.info("schema migration applied: %s", ", ".join(applied))
-            yield
+            if settings.maintenance_enabled:
+                maintenance = asyncio.create_task(app.state.service.run_maintenance(stop))
+            async with mcp_sessions.run():
+                yield
         finally:
+            stop.set()
+            if maintenance is not None:
+                await maintenance
             if owned:
                 await app.state.service.close()
 
@@ -106,7 +129,9 @@ def create_app(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
             Route("/graphql", protected, methods=["GET", "POST"]),
+            Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
         ],
         lifespan=lifespan,
     )

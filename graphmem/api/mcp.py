@@ -1,0 +1,218 @@
+"""MCP tools of seed 004 — memory_add, memory_recall, memory_spill, memory_status — on the
+official ``mcp`` SDK's low-level server, so the input schemas are exactly the seed's.
+
+Served two ways: streamable HTTP at ``/mcp`` on the API app (same Bearer key, same
+tenant), and stdio from ``graphmem mcp`` (the key is given on the command line or in
+``GRAPHMEM_KEY``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from ..errors import BadInput, GraphmemError
+from ..service import MemoryService, RecallQuery
+from .auth import TENANT_SCOPE_KEY
+
+log = logging.getLogger("graphmem.mcp")
+
+SEED_TYPES = ["message", "fact", "decision", "entity", "context", "preference"]
+
+TOOLS = [
+    types.Tool(
+        name="memory_add",
+        description="Add item to hot memory",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "sessionId": {"type": "string"},
+                "content": {"type": "string"},
+                "type": {"type": "string", "enum": SEED_TYPES},
+            },
+            "required": ["sessionId", "content", "type"],
+        },
+    ),
+    types.Tool(
+        name="memory_recall",
+        description="Recall relevant items from cold storage",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "sessionId": {"type": "string"},
+                "query": {"type": "string", "description": "What to search for"},
+                "limit": {"type": "number", "default": 3},
+                "autoPromote": {"type": "boolean", "default": True},
+            },
+            "required": ["sessionId", "query"],
+        },
+    ),
+    types.Tool(
+        name="memory_spill",
+        description="Force spill hot memory to cold storage",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "sessionId": {"type": "string"},
+                "count": {"type": "number", "description": "Number of items to spill"},
+            },
+            "required": ["sessionId"],
+        },
+    ),
+    types.Tool(
+        name="memory_status",
+        description="Get memory tier status and suggestions",
+        input_schema={
+            "type": "object",
+            "properties": {"sessionId": {"type": "string"}},
+            "required": ["sessionId"],
+        },
+    ),
+]
+
+
+def _str(args: dict[str, Any], name: str, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise BadInput(f"{name}: a string is required", field=name)
+    return value
+
+
+def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
+    value = args.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise BadInput(f"{name}: a whole number is required", field=name)
+    return int(value)
+
+
+async def call(service: MemoryService, tenant: str, name: str, args: dict[str, Any]) -> Any:
+    """Run one tool; returns JSON-ready data (camelCase, as the GraphQL API)."""
+    if name == "memory_add":
+        kind = _str(args, "type")
+        if kind not in SEED_TYPES:
+            raise BadInput(f"type: one of {', '.join(SEED_TYPES)}", field="type")
+        item = await service.add(
+            tenant,
+            {"session_id": _str(args, "sessionId"), "content": _str(args, "content"), "type": kind},
+        )
+        return _item(item.model_dump(mode="json"))
+    if name == "memory_recall":
+        auto = args.get("autoPromote", True)
+        if not isinstance(auto, bool):
+            raise BadInput("autoPromote: true or false", field="autoPromote")
+        result = await service.recall(
+            tenant,
+            RecallQuery(
+                session_id=_str(args, "sessionId"),
+                query=_str(args, "query") or "",
+                limit=_int(args, "limit", 3) or 0,
+                auto_promote=auto,
+            ),
+        )
+        return {
+            "items": [_item(i.model_dump(mode="json")) for i in result.items],
+            "promoted": result.promoted,
+            "relevanceScores": {s.item.id: s.score for s in result.scores},
+            "hotHits": [
+                {"item": _item(h.item.model_dump(mode="json")), "score": h.score}
+                for h in result.hot_hits
+            ],
+        }
+    if name == "memory_spill":
+        spilled = await service.spill(
+            tenant, _str(args, "sessionId") or "", count=_int(args, "count", None)
+        )
+        return _camel(spilled.model_dump(mode="json"))
+    if name == "memory_status":
+        status = await service.status(tenant, _str(args, "sessionId") or "")
+        return _camel(status.model_dump(mode="json"))
+    raise BadInput(f"unknown tool {name!r}")
+
+
+def _camel_key(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_camel_key(k): _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
+
+
+def _item(raw: dict[str, Any]) -> dict[str, Any]:
+    raw.pop("tenant", None)
+    metadata = raw.pop("metadata", {})
+    out: dict[str, Any] = _camel(raw)
+    out["metadata"] = metadata  # returned exactly as given, keys untouched
+    return out
+
+
+def build_server(
+    service: Callable[[], MemoryService], tenant_of: Callable[[Any], str]
+) -> Server[Any]:
+    """An MCP server over the memory service; ``tenant_of(request context)`` names the tenant."""
+
+    async def list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            data = await call(service(), tenant_of(ctx), params.name, dict(params.arguments or {}))
+        except GraphmemError as exc:
+            body = {"error": {"code": exc.code.value, "message": exc.message}}
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps(body))], is_error=True
+            )
+        except Exception:
+            log.exception("MCP tool %s failed", params.name)
+            body = {"error": {"code": "INTERNAL", "message": "internal error"}}
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps(body))], is_error=True
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(data))],
+            structured_content=data if isinstance(data, dict) else {"result": data},
+        )
+
+    return Server("graphmem", version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def tenant_from_http(ctx: Any) -> str:
+    request = getattr(ctx, "request", None)
+    tenant = request.scope.get(TENANT_SCOPE_KEY) if request is not None else None
+    if not tenant:  # BearerAuth guards /mcp, so this is a wiring error, not a client one
+        raise RuntimeError("MCP request without an authenticated tenant")
+    return str(tenant)
+
+
+def http_app(
+    service: Callable[[], MemoryService], allowed_hosts: list[str]
+) -> tuple[StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
+    """The ``/mcp`` ASGI app and its session manager (run it in the app's lifespan)."""
+    manager = StreamableHTTPSessionManager(
+        app=build_server(service, tenant_from_http),
+        json_response=True,
+        stateless=True,
+        security_settings=TransportSecuritySettings(
+            enable_dns_rebinding_protection=bool(allowed_hosts),
+            allowed_hosts=allowed_hosts,
+            allowed_origins=[f"http://{h}" for h in allowed_hosts],
+        ),
+    )
+    return StreamableHTTPASGIApp(manager), manager

@@ -114,6 +114,11 @@ class MemoryBuilder:
         if problems:
             raise ConfigurationError("cannot build the memory service: " + "; ".join(problems))
         assert self._hot is not None and self._graph is not None and self._embedder is not None
+        if self._rules.hot_ttl is not None:
+            try:
+                self._config.merged(session_ttl_seconds=self._rules.hot_ttl)
+            except ValueError as exc:
+                raise ConfigurationError(f"hot_ttl does not fit the memory config: {exc}") from exc
         return MemoryService(
             hot=self._hot,
             graph=self._graph,

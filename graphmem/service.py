@@ -706,9 +706,7 @@ class MemoryService:
         """One maintenance pass: flush sessions whose hot tier is about to expire, spill
         sessions left over budget (after a graph outage), and run the demotion policy."""
         report = MaintenanceReport()
-        idle_since = time.time() - (
-            self.config.session_ttl_seconds - self.config.flush_before_expiry_seconds
-        )
+        idle_since = time.time() - (self.config.session_ttl_seconds - self.config.flush_margin)
         for tenant in await self.hot_tier.tenants():
             idle = set(await self.hot_tier.idle_sessions(tenant, idle_since))
             for session_id in await self.hot_tier.sessions(tenant):
@@ -748,4 +746,4 @@ class MemoryService:
             except Exception:  # the loop must outlive any one failed pass
                 log.exception("maintenance pass failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.config.maintenance_interval_seconds)
+                await asyncio.wait_for(stop.wait(), self.config.maintenance_interval)

@@ -63,9 +63,13 @@ class MemoryConfig(BaseModel):
     #: idle lifetime of a session's hot tier in Redis (refreshed by every write)
     session_ttl_seconds: int = Field(7 * 24 * 3600, ge=2, alias="sessionTtlSeconds")
     #: idle sessions are flushed to the graph this long before their hot tier expires
-    flush_before_expiry_seconds: float = Field(3600, gt=0, alias="flushBeforeExpirySeconds")
+    #: (default: an hour, or half the TTL when that is shorter)
+    flush_before_expiry_seconds: float | None = Field(None, gt=0, alias="flushBeforeExpirySeconds")
     #: how often the maintenance loop (TTL flush, catch-up spills, demotion) runs
-    maintenance_interval_seconds: float = Field(60, gt=0, alias="maintenanceIntervalSeconds")
+    #: (default: a minute, or half the flush margin when that is shorter)
+    maintenance_interval_seconds: float | None = Field(
+        None, gt=0, alias="maintenanceIntervalSeconds"
+    )
     #: warm items not accessed for this long are demoted to cold by maintenance
     demote_after_idle_seconds: float = Field(30 * 24 * 3600, gt=0, alias="demoteAfterIdleSeconds")
     #: how long an add waits for the spill it triggered before returning anyway
@@ -87,11 +91,23 @@ class MemoryConfig(BaseModel):
                 data.setdefault(name, camel)
         return data
 
+    @property
+    def flush_margin(self) -> float:
+        if self.flush_before_expiry_seconds is not None:
+            return self.flush_before_expiry_seconds
+        return min(3600.0, self.session_ttl_seconds / 2)
+
+    @property
+    def maintenance_interval(self) -> float:
+        if self.maintenance_interval_seconds is not None:
+            return self.maintenance_interval_seconds
+        return min(60.0, self.flush_margin / 2)
+
     @model_validator(mode="after")
     def _flush_in_time(self) -> MemoryConfig:
-        if self.flush_before_expiry_seconds >= self.session_ttl_seconds:
+        if self.flush_margin >= self.session_ttl_seconds:
             raise ValueError("flushBeforeExpirySeconds must be shorter than sessionTtlSeconds")
-        if self.maintenance_interval_seconds * 2 > self.flush_before_expiry_seconds:
+        if self.maintenance_interval * 2 > self.flush_margin:
             raise ValueError(
                 "maintenanceIntervalSeconds must be at most half of flushBeforeExpirySeconds, "
                 "or an idle session could expire between two maintenance runs"

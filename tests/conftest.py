@@ -12,12 +12,14 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 
 from graphmem.api.app import create_app
 from graphmem.builder import MemoryBuilder
@@ -159,13 +161,39 @@ class Api:
         return data
 
 
+@asynccontextmanager
+async def running(app: Starlette) -> AsyncIterator[Starlette]:
+    """Run an app's lifespan in a task of its own: the lifespan holds anyio task groups
+    (MCP sessions), which must be entered and exited by one task, while pytest sets up
+    and tears down fixtures in different ones."""
+    import asyncio
+
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def host() -> None:
+        async with app.router.lifespan_context(app):
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(host())
+    waiter = asyncio.create_task(started.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        waiter.cancel()
+        task.result()  # raises the start-up error
+    try:
+        yield app
+    finally:
+        stop.set()
+        await task
+
+
 @pytest.fixture
 async def api(stack: Stack) -> AsyncIterator[Api]:
     tenants = [new_tenant(), new_tenant()]
     keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
     settings = stack.settings(api_keys={k: t for t, k in keys.items()})
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
+    async with running(create_app(settings)) as app:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
             yield Api(client, keys)

@@ -41,6 +41,9 @@ class Neo4jGraphStore:
             max_connection_pool_size=50,
             connection_acquisition_timeout=10.0,
             connection_timeout=5.0,
+            # Managed transactions retry transient failures for this long; the service
+            # adds its own backoff on top, and must not hang a request for the default 30s.
+            max_transaction_retry_time=5.0,
         )
         return cls(driver, cypher, database)
 

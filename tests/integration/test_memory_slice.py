@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from neo4j import AsyncGraphDatabase
 
-from tests.conftest import Api, Stack
+from tests.conftest import Api, Stack, running
 
 ADD = """
 mutation Add($input: AddMemoryInput!) {
@@ -198,7 +198,7 @@ async def test_auto_spill_keeps_hot_within_budget(api: Api, stack: Stack) -> Non
 
     tenant, key = next(iter(api.keys.items()))
     app = create_app(stack.settings(api_keys={key: tenant}, memory={"hotTokenLimit": 60}))
-    async with app.router.lifespan_context(app):
+    async with running(app):
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://graphmem"
         ) as client:

@@ -135,7 +135,7 @@ async def test_frequent_recall_warms_then_promotes_below_the_threshold(
         await api.data(
             ADD, {"input": {"sessionId": "s", "content": "The venue is the old harbour warehouse"}}
         )
-    )["addMemory"]  # noqa: E501
+    )["addMemory"]
     await api.data(SPILL, {"s": "s"})
     query = "where is the venue"
     promoted_at = None
@@ -157,7 +157,7 @@ async def test_frequent_recall_warms_then_promotes_below_the_threshold(
 async def test_spill_sends_frequently_accessed_items_to_warm(api: Api) -> None:
     item = (await api.data(ADD, {"input": {"sessionId": "s", "content": "Alpha launch on May 3"}}))[
         "addMemory"
-    ]  # noqa: E501
+    ]
     await api.data(SPILL, {"s": "s"})
     for _ in range(4):  # accessCount 4 > warmAccessThreshold 3
         await api.data(
@@ -288,12 +288,13 @@ async def test_metrics_move_as_operations_run(live_api: LiveApi) -> None:
     before = await scrape()
     assert "# TYPE memory_recall_latency_ms histogram" in before
     await live_api.gql(
-        'mutation { configureSession(sessionId: "m", config: {hotTokenLimit: 40}) { hotTokenLimit } }'
-    )  # noqa: E501
+        'mutation { configureSession(sessionId: "m", config: {hotTokenLimit: 40}) '
+        "{ hotTokenLimit } }"
+    )
     for i in range(3):
         await live_api.gql(
             ADD, {"input": {"sessionId": "m", "content": f"metric note {i} about cats"}}
-        )  # noqa: E501
+        )
     mid = await scrape()
     assert 0 < metric(mid, "memory_hot_utilization", tenant) <= 100
     await live_api.gql(SPILL, {"s": "m", "count": 3})
@@ -315,8 +316,8 @@ async def test_metrics_move_as_operations_run(live_api: LiveApi) -> None:
     assert (
         metric(after, "memory_recall_latency_ms_count")
         >= metric(before, "memory_recall_latency_ms_count") + 2
-    )  # noqa: E501
+    )
     assert metric(after, "memory_hit_rate", tenant) == 0.5
     assert metric(after, "memory_hot_utilization", tenant) != metric(
         mid, "memory_hot_utilization", tenant
-    )  # noqa: E501
+    )

@@ -471,7 +471,12 @@ class MemoryService:
                 tier = Tier.WARM if item.access_count > config.warm_access_threshold else Tier.COLD
                 rows.append(item.model_copy(update={"tier": tier}).graph_row(vectors[item.id]))
                 (warm if tier is Tier.WARM else cold).append(item.id)
-            await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
+            try:
+                await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
+            except Unavailable:
+                # Keep the work: the retry (next add, maintenance) need not embed again.
+                await self.hot_tier.cache_embeddings(tenant, session_id, vectors)
+                raise
             self.breaker.reset()
             await self.hot_tier.remove(tenant, session_id, [i.id for i in batch])
         self.metrics.spilled(tenant, len(warm), len(cold))

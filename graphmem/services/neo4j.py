@@ -13,6 +13,7 @@ import hashlib
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,6 +190,7 @@ class Neo4jLauncher:
         java = self.java()
         self.resolve()
         self.write_conf()
+        fresh = not any((self.home / "data").iterdir())
         pid = spawn(self.command(java), self.console_log, cwd=self.home)
         self.pid_file.write_text(f"{pid}\n")
 
@@ -199,33 +201,46 @@ class Neo4jLauncher:
             return self.ready()
 
         wait_until(up, timeout, interval=0.5, what="Neo4j")
-        if self.settings.neo4j_auth_enabled:
-            self.ensure_password()
+        self.wait_for_queries(initial_password=fresh and self.settings.neo4j_auth_enabled)
         return True
 
-    def ensure_password(self) -> None:
-        """Replace the default neo4j/neo4j password with the configured one, once."""
+    def wait_for_queries(self, initial_password: bool, timeout: float = 60.0) -> None:
+        """Wait until the configured user can run queries. On a fresh database, first
+        replace Neo4j's initial neo4j/neo4j password with the configured one."""
         from neo4j import GraphDatabase
-        from neo4j.exceptions import AuthError, ClientError
+        from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
         from ..cypher import library
 
         cypher = library()
         s = self.settings
         uri = f"bolt://127.0.0.1:{s.neo4j_bolt_port}"
-        with GraphDatabase.driver(uri, auth=(s.neo4j_user, s.neo4j_password)) as driver:
+        deadline = time.monotonic() + timeout
+        changed = not initial_password
+        tried_initial = initial_password
+        unauthorized = 0
+        while True:
             try:
-                driver.verify_connectivity()
-                driver.execute_query(cypher["admin/ping"], database_="system")
+                if not changed:
+                    with GraphDatabase.driver(uri, auth=(s.neo4j_user, "neo4j")) as driver:
+                        driver.execute_query(
+                            cypher["admin/change_initial_password"],
+                            {"password": s.neo4j_password},
+                            database_="system",
+                        )
+                    changed = True
+                with GraphDatabase.driver(uri, auth=(s.neo4j_user, s.neo4j_password)) as driver:
+                    driver.execute_query(cypher["admin/ping"], database_=s.neo4j_database)
                 return
-            except (AuthError, ClientError):
-                pass
-        with GraphDatabase.driver(uri, auth=(s.neo4j_user, "neo4j")) as driver:
-            driver.execute_query(
-                cypher["admin/change_initial_password"],
-                {"password": s.neo4j_password},
-                database_="system",
-            )
+            except (Neo4jError, ServiceUnavailable, OSError) as exc:
+                unauthorized += getattr(exc, "code", "") == "Neo.ClientError.Security.Unauthorized"
+                if unauthorized == 3 and not tried_initial:
+                    # An earlier first start may have stopped before changing the password.
+                    changed, tried_initial = False, True
+                # Bolt opens before the databases and the auth provider are ready.
+                if time.monotonic() > deadline:
+                    raise ConfigurationError(f"Neo4j did not accept queries: {exc}") from exc
+                time.sleep(1.0)
 
     def stop(self, timeout: float = 60.0) -> bool:
         stopped = stop_pid(read_pid(self.pid_file), timeout)

@@ -26,6 +26,8 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -106,8 +108,15 @@ class RedisHotTier:
 
     @classmethod
     def connect(cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600) -> RedisHotTier:
+        # Every script here is idempotent (a put rewrites the same document and recomputes
+        # the token delta), so retrying after a dropped connection cannot double-count.
         client = Redis.from_url(
-            url, decode_responses=True, socket_timeout=5.0, socket_connect_timeout=5.0
+            url,
+            decode_responses=True,
+            socket_timeout=5.0,
+            socket_connect_timeout=5.0,
+            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=3),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
         return cls(client, session_ttl_seconds)
 

@@ -22,13 +22,16 @@ from typing import Any, Self
 
 from .cypher import library
 from .enrich.embed import Embedder, make_embedder
+from .enrich.ner import EntityExtractor
 from .enrich.tokens import TokenCounter
+from .entities import EntityMemory
 from .errors import ConfigurationError
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
 from .service import Limits, MemoryService
 from .settings import MemoryConfig, Settings
 from .tiers import GraphStore, HotTier
+from .tiers.entities import EntityStore
 from .tiers.graph import Neo4jGraphStore
 from .tiers.hot import RedisHotTier
 
@@ -44,6 +47,7 @@ class MemoryBuilder:
         self._rules = MemoryRules()
         self._demotion: DemotionPolicy | None = None
         self._metrics: Metrics | None = None
+        self._entities: EntityMemory | None = None
 
     def with_hot(self, hot: HotTier) -> Self:
         self._hot = hot
@@ -83,6 +87,11 @@ class MemoryBuilder:
 
     def with_demotion(self, policy: DemotionPolicy) -> Self:
         self._demotion = policy
+        return self
+
+    def with_entities(self, entities: EntityMemory | None) -> Self:
+        """Entity memory filled during spills (None switches it off)."""
+        self._entities = entities
         return self
 
     def with_metrics(self, metrics: Metrics) -> Self:
@@ -129,11 +138,24 @@ class MemoryBuilder:
             rules=self._rules,
             demotion=self._demotion,
             metrics=self._metrics,
+            entities=self._entities,
         )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryBuilder:
         """A builder wired to the services the settings point at."""
+        graph = Neo4jGraphStore.connect(
+            settings.resolved_neo4j_uri,
+            settings.neo4j_user,
+            settings.neo4j_password,
+            library(),
+            settings.neo4j_database,
+        )
+        entities = (
+            EntityMemory(EntityStore(graph), EntityExtractor())
+            if settings.entities_enabled
+            else None
+        )
         return (
             cls()
             .with_hot(
@@ -141,15 +163,8 @@ class MemoryBuilder:
                     settings.resolved_redis_url, settings.memory.session_ttl_seconds
                 )
             )
-            .with_graph(
-                Neo4jGraphStore.connect(
-                    settings.resolved_neo4j_uri,
-                    settings.neo4j_user,
-                    settings.neo4j_password,
-                    library(),
-                    settings.neo4j_database,
-                )
-            )
+            .with_graph(graph)
+            .with_entities(entities)
             .with_embedder(make_embedder(settings.embedder, settings.embed_threads))
             .with_config(settings.memory)
             .with_limits(

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .enrich.embed import Embedder
 from .enrich.tokens import TokenCounter
+from .entities import EntityMemory
 from .errors import BadInput, NotFound, Unavailable
 from .metrics import Metrics
 from .models import (
@@ -146,6 +147,7 @@ class MemoryService:
         rules: MemoryRules | None = None,
         demotion: DemotionPolicy | None = None,
         metrics: Metrics | None = None,
+        entities: EntityMemory | None = None,
     ) -> None:
         self.hot_tier = hot
         self.graph = graph
@@ -158,6 +160,7 @@ class MemoryService:
             timedelta(seconds=self.config.demote_after_idle_seconds)
         )
         self.metrics = metrics or Metrics()
+        self.entities = entities
         self.breaker = GraphBreaker()
         if self.rules.hot_ttl is not None:
             self.config = self.config.merged(session_ttl_seconds=self.rules.hot_ttl)
@@ -473,6 +476,8 @@ class MemoryService:
                 (warm if tier is Tier.WARM else cold).append(item.id)
             try:
                 await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
+                if self.entities is not None:
+                    await self._with_retry(partial(self.entities.ingest, tenant, batch), retries)
             except Unavailable:
                 # Keep the work: the retry (next add, maintenance) need not embed again.
                 await self.hot_tier.cache_embeddings(tenant, session_id, vectors)
@@ -646,13 +651,17 @@ class MemoryService:
         """Remove a memory from every tier; False when the tenant has no such memory."""
         self._validate_item_id(item_id)
         session_id = await self.hot_tier.session_of(tenant, item_id)
+        removed_hot: list[str] = []
         if session_id is None:
-            return await self.graph.delete(tenant, item_id)
-        # Under the session lock, so a spill in flight cannot write the item back.
-        async with self._lock(tenant, session_id):
-            removed_hot = await self.hot_tier.remove(tenant, session_id, [item_id])
-            removed_graph = await self.graph.delete(tenant, item_id)
-        return bool(removed_hot) or removed_graph
+            mentioned = await self.graph.delete(tenant, item_id)
+        else:
+            # Under the session lock, so a spill in flight cannot write the item back.
+            async with self._lock(tenant, session_id):
+                removed_hot = await self.hot_tier.remove(tenant, session_id, [item_id])
+                mentioned = await self.graph.delete(tenant, item_id)
+        if mentioned and self.entities is not None:
+            await self.entities.store.refresh(tenant, mentioned)  # drops orphaned entities
+        return bool(removed_hot) or mentioned is not None
 
     # --- status ------------------------------------------------------------------------------
     async def status(self, tenant: str, session_id: str) -> MemoryStatus:

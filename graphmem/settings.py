@@ -215,6 +215,8 @@ class Settings(BaseSettings):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     embedder: Literal["minilm-int8"] = "minilm-int8"
     embed_threads: int = Field(2, ge=1, le=64)
+    #: extract entities and relations with spaCy when memories spill into the graph
+    entities_enabled: bool = True
 
     @field_validator("mcp_allowed_hosts", mode="before")
     @classmethod

@@ -9,25 +9,39 @@ from graphql.error import GraphQLError
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter
 from strawberry.types import ExecutionContext, Info
 
+from ..entities import EntityMemory, EntityType
+from ..errors import Unavailable
 from ..models import MemoryType
 from ..service import MemoryService, RecallQuery
 from .errors import TypedErrors
 from .limits import DepthLimit
 from .types import (
     AddMemoryInput,
+    Entity,
+    EntityDetail,
     MemoryItem,
     MemoryStatus,
+    MergeResult,
     RecallInput,
     RecallResult,
     ScoredMemory,
     SessionConfig,
     SessionConfigInput,
     SpillResult,
+    UserEntity,
+    to_datetime,
 )
 
 
 def _ctx(info: Info[Any, Any]) -> tuple[MemoryService, str]:
     return info.context["service"], info.context["tenant"]
+
+
+def _entities(info: Info[Any, Any]) -> tuple[EntityMemory, str]:
+    service, tenant = _ctx(info)
+    if service.entities is None:
+        raise Unavailable("entity memory is switched off (GRAPHMEM_ENTITIES_ENABLED=false)")
+    return service.entities, tenant
 
 
 @strawberry.type
@@ -45,6 +59,33 @@ class Query:
         service, tenant = _ctx(info)
         item = await service.get(tenant, str(item_id))
         return MemoryItem.of(item) if item else None
+
+    @strawberry.field(description="A user's entities, most recently mentioned first.")
+    async def entities(
+        self,
+        info: Info[Any, Any],
+        user_id: strawberry.ID,
+        type: EntityType | None = None,
+        limit: int = 50,
+    ) -> list[UserEntity]:
+        entities, tenant = _entities(info)
+        rows = await entities.user_entities(
+            tenant, str(user_id), type.value if type else None, limit
+        )
+        return [
+            UserEntity(
+                entity=Entity.of(r["entity"]),
+                count=int(r["count"]),
+                first_seen=to_datetime(r["firstSeen"]),
+                last_seen=to_datetime(r["lastSeen"]),
+            )
+            for r in rows
+        ]
+
+    @strawberry.field(description="One entity with its mentions and relations (open and closed).")
+    async def entity(self, info: Info[Any, Any], id: strawberry.ID) -> EntityDetail:
+        entities, tenant = _entities(info)
+        return EntityDetail.of(await entities.get(tenant, str(id)))
 
     @strawberry.field(description="The tier settings in force for a session.")
     async def session_config(
@@ -126,6 +167,46 @@ class Mutation:
             types=input.types,
         )
         return RecallResult.of(await service.recall(tenant, q))
+
+    @strawberry.mutation(description="Fold one entity into another (undo with undoMerge).")
+    async def merge_entities(
+        self,
+        info: Info[Any, Any],
+        source_id: strawberry.ID,
+        target_id: strawberry.ID,
+        reason: str = "",
+    ) -> MergeResult:
+        entities, tenant = _entities(info)
+        merge_id = await entities.merge(tenant, str(source_id), str(target_id), reason)
+        return MergeResult(
+            merge_id=strawberry.ID(merge_id), source_id=source_id, target_id=target_id
+        )
+
+    @strawberry.mutation(description="Separate two merged entities again.")
+    async def undo_merge(self, info: Info[Any, Any], merge_id: strawberry.ID) -> MergeResult:
+        entities, tenant = _entities(info)
+        source, target = await entities.undo_merge(tenant, str(merge_id))
+        return MergeResult(
+            merge_id=merge_id, source_id=strawberry.ID(source), target_id=strawberry.ID(target)
+        )
+
+    @strawberry.mutation(
+        description="Undo a variant merge: mentions written as `surface` become an entity of "
+        "their own, and stay apart from now on. Returns the new entity's id."
+    )
+    async def split_entity(
+        self, info: Info[Any, Any], id: strawberry.ID, surface: str
+    ) -> strawberry.ID:
+        entities, tenant = _entities(info)
+        return strawberry.ID(await entities.split_surface(tenant, str(id), surface))
+
+    @strawberry.mutation(
+        description="Resolve a name to an entity (its id) or another name from now on "
+        "(NYC → New York City). Returns what the alias resolves to."
+    )
+    async def set_entity_alias(self, info: Info[Any, Any], alias: str, canonical: str) -> str:
+        entities, tenant = _entities(info)
+        return await entities.set_alias(tenant, alias, canonical)
 
     @strawberry.mutation(description="Override tier settings for one session.")
     async def configure_session(

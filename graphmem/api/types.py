@@ -9,6 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from .. import models
+from ..entities import EntityType
 from ..models import MemoryType, Tier
 from ..settings import MemoryConfig
 
@@ -225,3 +226,126 @@ class RecallInput:
     limit: int = 3
     auto_promote: bool = True
     types: list[MemoryType] | None = None
+
+
+strawberry.enum(EntityType, name="EntityType")
+
+
+@strawberry.type(description="A person, organisation, place ... mentioned in memories")
+class Entity:
+    id: strawberry.ID = strawberry.field(description="The resolution key, TYPE|normalised name")
+    name: str
+    type: str
+    aliases: list[str] = strawberry.field(description="Surface forms seen for it")
+    mention_count: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+    merged_from: list[strawberry.ID] = strawberry.field(
+        description="Entities merged into this one (undo with undoMerge)"
+    )
+
+    @classmethod
+    def of(cls, e: dict[str, Any]) -> Entity:
+        return cls(
+            id=strawberry.ID(e["key"]),
+            name=e["name"],
+            type=e["type"],
+            aliases=list(e.get("aliases") or []),
+            mention_count=int(e.get("mentionCount") or 0),
+            first_seen=to_datetime(e.get("firstSeen")),
+            last_seen=to_datetime(e.get("lastSeen")),
+            merged_from=[strawberry.ID(k) for k in e.get("mergedFrom") or []],
+        )
+
+
+def to_datetime(value: Any) -> datetime | None:
+    """neo4j.time.DateTime (or None, or a datetime) → datetime."""
+    if value is None:
+        return None
+    to_native = getattr(value, "to_native", None)
+    return to_native() if to_native else value  # type: ignore[no-any-return]
+
+
+@strawberry.type(description="An entity as one user mentioned it")
+class UserEntity:
+    entity: Entity
+    count: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+@strawberry.type
+class EntityMention:
+    memory_id: strawberry.ID
+    content: str
+    surface: str
+    via: str = strawberry.field(description="exact, normalised, alias or split")
+    created_at: datetime | None
+    user_id: strawberry.ID | None
+
+
+@strawberry.type(description="A relation to another entity; closed when validUntil is set")
+class EntityRelation:
+    type: str
+    direction: str = strawberry.field(description="out: this entity is the subject")
+    other_id: strawberry.ID
+    other_name: str
+    valid_from: datetime | None
+    valid_until: datetime | None
+    sources: list[strawberry.ID] = strawberry.field(description="Memories asserting it")
+    closed_by: strawberry.ID | None = strawberry.field(description="Memory that closed it")
+
+
+@strawberry.type
+class CoOccurrence:
+    other_id: strawberry.ID
+    weight: int
+
+
+@strawberry.type
+class EntityDetail:
+    entity: Entity
+    mentions: list[EntityMention]
+    relations: list[EntityRelation]
+    cooccurring: list[CoOccurrence]
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> EntityDetail:
+        return cls(
+            entity=Entity.of(d["entity"]),
+            mentions=[
+                EntityMention(
+                    memory_id=strawberry.ID(m["memoryId"]),
+                    content=m["content"],
+                    surface=m["surface"],
+                    via=m.get("via") or "exact",
+                    created_at=to_datetime(m.get("createdAt")),
+                    user_id=strawberry.ID(m["userId"]) if m.get("userId") else None,
+                )
+                for m in d["mentions"]
+            ],
+            relations=[
+                EntityRelation(
+                    type=r["type"],
+                    direction=r["direction"],
+                    other_id=strawberry.ID(r["other"]),
+                    other_name=r["otherName"],
+                    valid_from=to_datetime(r.get("validFrom")),
+                    valid_until=to_datetime(r.get("validUntil")),
+                    sources=[strawberry.ID(s) for s in r.get("sources") or []],
+                    closed_by=strawberry.ID(r["closedBy"]) if r.get("closedBy") else None,
+                )
+                for r in d["outgoing"] + d["incoming"]
+            ],
+            cooccurring=[
+                CoOccurrence(other_id=strawberry.ID(c["other"]), weight=int(c["weight"] or 0))
+                for c in d["cooccurring"]
+            ],
+        )
+
+
+@strawberry.type
+class MergeResult:
+    merge_id: strawberry.ID
+    source_id: strawberry.ID
+    target_id: strawberry.ID

@@ -44,6 +44,7 @@ class Neo4jGraphStore:
             # Managed transactions retry transient failures for this long; the service
             # adds its own backoff on top, and must not hang a request for the default 30s.
             max_transaction_retry_time=5.0,
+            notifications_min_severity="OFF",  # schema-less warnings are noise here
         )
         return cls(driver, cypher, database)
 
@@ -51,7 +52,7 @@ class Neo4jGraphStore:
         await self._driver.close()
 
     # --- plumbing -------------------------------------------------------------------
-    async def _run(
+    async def run(
         self, name: str, params: dict[str, Any], *, write: bool = False
     ) -> list[neo4j.Record]:
         query = self._cypher[name]
@@ -76,7 +77,7 @@ class Neo4jGraphStore:
 
     # --- lifecycle --------------------------------------------------------------------
     async def ping(self) -> None:
-        await self._run("admin/ping", {})
+        await self.run("admin/ping", {})
 
     async def migrate(self, dimension: int) -> list[str]:
         """Apply every ``cypher/schema`` file in order; all statements are IF NOT EXISTS."""
@@ -85,18 +86,18 @@ class Neo4jGraphStore:
             for statement in self._cypher.statements(name):
                 await self._run_statement(statement, {"dimension": dimension})
             applied.append(name)
-        await self._run("admin/await_indexes", {"timeoutSeconds": 300}, write=True)
+        await self.run("admin/await_indexes", {"timeoutSeconds": 300}, write=True)
         return applied
 
     async def index_state(self) -> dict[str, dict[str, Any]]:
-        records = await self._run("admin/index_state", {"names": INDEX_NAMES})
+        records = await self.run("admin/index_state", {"names": INDEX_NAMES})
         return {r["name"]: dict(r) for r in records}
 
     # --- memories ---------------------------------------------------------------------
     async def upsert(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
         if not rows:
             return []
-        records = await self._run(
+        records = await self.run(
             "memory/upsert_batch", {"tenant": tenant, "items": list(rows)}, write=True
         )
         return [r["id"] for r in records]
@@ -123,15 +124,15 @@ class Neo4jGraphStore:
             "limit": limit,
         }
         if session_id is not None or user_id is not None:
-            (count,) = await self._run("memory/count_scope", params)
+            (count,) = await self.run("memory/count_scope", params)
             if count["n"] <= self.exact_scan_limit:
-                records = await self._run("memory/vector_search_exact", params)
+                records = await self.run("memory/vector_search_exact", params)
                 return [self._scored(tenant, r) for r in records]
         # The index is shared across tenants: over-fetch, and widen until the scope
         # filter leaves enough hits or the whole index has been looked at.
         k = max(limit * 10, 100)
         while True:
-            records = await self._run("memory/vector_search_index", {**params, "k": k})
+            records = await self.run("memory/vector_search_index", {**params, "k": k})
             if len(records) >= limit or k >= 100_000:
                 return [self._scored(tenant, r) for r in records]
             k *= 10
@@ -151,7 +152,7 @@ class Neo4jGraphStore:
     ) -> list[MemoryItem]:
         if not hits:
             return []
-        records = await self._run(
+        records = await self.run(
             "memory/record_access",
             {
                 "tenant": tenant,
@@ -164,17 +165,17 @@ class Neo4jGraphStore:
         return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
-        records = await self._run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
+        records = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
         return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
 
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
-        records = await self._run(
+        records = await self.run(
             "memory/mark_hot", {"tenant": tenant, "ids": list(ids), "now": now}, write=True
         )
         return [r["id"] for r in records]
 
     async def count_by_tier(self, tenant: str, session_id: str) -> dict[Tier, TierCount]:
-        records = await self._run(
+        records = await self.run(
             "memory/count_by_tier", {"tenant": tenant, "sessionId": session_id}
         )
         counts = {Tier.WARM: TierCount(), Tier.COLD: TierCount()}
@@ -183,16 +184,18 @@ class Neo4jGraphStore:
         return counts
 
     async def tenants(self) -> list[str]:
-        return [r["tenant"] for r in await self._run("admin/tenants", {})]
+        return [r["tenant"] for r in await self.run("admin/tenants", {})]
 
     async def demote_idle_warm(self, tenant: str, before: datetime, now: datetime) -> list[str]:
-        records = await self._run(
+        records = await self.run(
             "memory/demote_idle_warm",
             {"tenant": tenant, "before": before, "now": now},
             write=True,
         )
         return [r["id"] for r in records]
 
-    async def delete(self, tenant: str, item_id: str) -> bool:
-        records = await self._run("memory/delete", {"tenant": tenant, "id": item_id}, write=True)
-        return bool(records)
+    async def delete(self, tenant: str, item_id: str) -> list[str] | None:
+        """Delete a memory; None when there was none, else the keys of the entities it
+        mentioned (their counts need a refresh)."""
+        records = await self.run("memory/delete", {"tenant": tenant, "id": item_id}, write=True)
+        return [str(k) for k in records[0]["keys"]] if records else None

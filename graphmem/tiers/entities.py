@@ -1,0 +1,119 @@
+"""Entity nodes and their edges in Neo4j (seed 003's entity memory), by named Cypher."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .graph import Neo4jGraphStore
+
+
+class EntityStore:
+    """Entity operations over the graph store's driver (same tenant rules, same files)."""
+
+    def __init__(self, graph: Neo4jGraphStore) -> None:
+        self.graph = graph
+
+    async def resolution_table(self, tenant: str) -> list[dict[str, Any]]:
+        records = await self.graph.run("entity/resolution_table", {"tenant": tenant})
+        return [dict(r) for r in records]
+
+    async def write(
+        self,
+        tenant: str,
+        mentions: Sequence[dict[str, Any]],
+        relations: Sequence[dict[str, Any]],
+        pairs: Sequence[dict[str, Any]],
+    ) -> None:
+        if not mentions:
+            return
+        await self.graph.run(
+            "entity/upsert_mentions", {"tenant": tenant, "mentions": list(mentions)}, write=True
+        )
+        if relations:
+            await self.graph.run(
+                "entity/upsert_relations",
+                {"tenant": tenant, "relations": list(relations)},
+                write=True,
+            )
+        if pairs:
+            await self.graph.run(
+                "entity/co_occurrence", {"tenant": tenant, "pairs": list(pairs)}, write=True
+            )
+        await self.refresh(tenant, sorted({m["key"] for m in mentions}))
+
+    async def refresh(self, tenant: str, keys: Sequence[str]) -> int:
+        """Recompute counts and MENTIONED edges; returns how many orphans were deleted."""
+        if not keys:
+            return 0
+        records = await self.graph.run(
+            "entity/refresh_counts", {"tenant": tenant, "keys": list(keys)}, write=True
+        )
+        return int(records[0]["deleted"]) if records else 0
+
+    async def user_entities(
+        self, tenant: str, user_id: str, entity_type: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        records = await self.graph.run(
+            "entity/user_entities",
+            {"tenant": tenant, "userId": user_id, "type": entity_type, "limit": limit},
+        )
+        return [dict(r) for r in records]
+
+    async def get(self, tenant: str, key: str) -> dict[str, Any] | None:
+        records = await self.graph.run("entity/get", {"tenant": tenant, "key": key})
+        return dict(records[0]) if records else None
+
+    async def merge(
+        self, tenant: str, source: str, target: str, merge_id: str, reason: str, now: datetime
+    ) -> dict[str, Any] | None:
+        records = await self.graph.run(
+            "entity/merge",
+            {
+                "tenant": tenant,
+                "source": source,
+                "target": target,
+                "mergeId": merge_id,
+                "reason": reason,
+                "now": now,
+            },
+            write=True,
+        )
+        return dict(records[0]) if records else None
+
+    async def undo_merge(self, tenant: str, merge_id: str) -> dict[str, Any] | None:
+        records = await self.graph.run(
+            "entity/undo_merge", {"tenant": tenant, "mergeId": merge_id}, write=True
+        )
+        return dict(records[0]) if records else None
+
+    async def find_by_name(self, tenant: str, norm: str) -> list[str]:
+        records = await self.graph.run("entity/find_by_name", {"tenant": tenant, "norm": norm})
+        return [str(r["key"]) for r in records]
+
+    async def set_alias(
+        self, tenant: str, alias: str, canonical: str, kind: str, now: datetime
+    ) -> None:
+        await self.graph.run(
+            "entity/set_alias",
+            {"tenant": tenant, "alias": alias, "canonical": canonical, "kind": kind, "now": now},
+            write=True,
+        )
+
+    async def split(
+        self, tenant: str, key: str, surface: str, new_key: str, name: str, now: datetime
+    ) -> bool:
+        records = await self.graph.run(
+            "entity/split_surface",
+            {
+                "tenant": tenant,
+                "key": key,
+                "surface": surface,
+                "newKey": new_key,
+                "name": name,
+                "now": now,
+            },
+            write=True,
+        )
+        return bool(records)

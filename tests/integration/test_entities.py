@@ -209,7 +209,8 @@ async def test_forget_leaves_no_orphans(api: Api, stack: Stack) -> None:
             """
         MATCH (e:Entity {tenant: $t})
         RETURN count(e) AS entities,
-               count { MATCH (x:Entity {tenant: $t}) WHERE NOT (:Memory)-[:MENTIONS]->(x) } AS orphans,
+               count { MATCH (x:Entity {tenant: $t})
+                       WHERE NOT (:Memory)-[:MENTIONS]->(x) } AS orphans,
                count { MATCH (:Entity {tenant: $t})-[r]->(:Entity) WHERE size(r.sources) = 0 }
                  AS empty_relations,
                count { MATCH (:User {tenant: $t})-[r:MENTIONED]->(x:Entity)

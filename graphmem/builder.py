@@ -25,6 +25,7 @@ from .enrich.embed import Embedder, make_embedder
 from .enrich.ner import EntityExtractor
 from .enrich.tokens import TokenCounter
 from .entities import EntityMemory
+from .episodes import EpisodicMemory
 from .errors import ConfigurationError
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
@@ -32,6 +33,7 @@ from .service import Limits, MemoryService
 from .settings import MemoryConfig, Settings
 from .tiers import GraphStore, HotTier
 from .tiers.entities import EntityStore
+from .tiers.episodes import EpisodeStore
 from .tiers.graph import Neo4jGraphStore
 from .tiers.hot import RedisHotTier
 
@@ -48,6 +50,7 @@ class MemoryBuilder:
         self._demotion: DemotionPolicy | None = None
         self._metrics: Metrics | None = None
         self._entities: EntityMemory | None = None
+        self._episodes: EpisodicMemory | None = None
 
     def with_hot(self, hot: HotTier) -> Self:
         self._hot = hot
@@ -92,6 +95,10 @@ class MemoryBuilder:
     def with_entities(self, entities: EntityMemory | None) -> Self:
         """Entity memory filled during spills (None switches it off)."""
         self._entities = entities
+        return self
+
+    def with_episodes(self, episodes: EpisodicMemory | None) -> Self:
+        self._episodes = episodes
         return self
 
     def with_metrics(self, metrics: Metrics) -> Self:
@@ -139,6 +146,7 @@ class MemoryBuilder:
             demotion=self._demotion,
             metrics=self._metrics,
             entities=self._entities,
+            episodes=self._episodes,
         )
 
     @classmethod
@@ -156,6 +164,7 @@ class MemoryBuilder:
             if settings.entities_enabled
             else None
         )
+        embedder = make_embedder(settings.embedder, settings.embed_threads)
         return (
             cls()
             .with_hot(
@@ -165,7 +174,8 @@ class MemoryBuilder:
             )
             .with_graph(graph)
             .with_entities(entities)
-            .with_embedder(make_embedder(settings.embedder, settings.embed_threads))
+            .with_embedder(embedder)
+            .with_episodes(EpisodicMemory(EpisodeStore(graph), embedder))
             .with_config(settings.memory)
             .with_limits(
                 Limits(

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .enrich.embed import Embedder
 from .enrich.tokens import TokenCounter
 from .entities import EntityMemory
+from .episodes import EpisodicMemory
 from .errors import BadInput, NotFound, Unavailable
 from .metrics import Metrics
 from .models import (
@@ -45,6 +46,7 @@ from .models import (
 from .policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from .settings import ID_PATTERN, SESSION_OVERRIDABLE, MemoryConfig
 from .tiers import GraphStore, HotTier
+from .working import WorkingMemory
 
 log = logging.getLogger("graphmem.service")
 T = TypeVar("T")
@@ -148,6 +150,7 @@ class MemoryService:
         demotion: DemotionPolicy | None = None,
         metrics: Metrics | None = None,
         entities: EntityMemory | None = None,
+        episodes: EpisodicMemory | None = None,
     ) -> None:
         self.hot_tier = hot
         self.graph = graph
@@ -161,6 +164,8 @@ class MemoryService:
         )
         self.metrics = metrics or Metrics()
         self.entities = entities
+        self.episodes = episodes
+        self.working = WorkingMemory()
         self.breaker = GraphBreaker()
         if self.rules.hot_ttl is not None:
             self.config = self.config.merged(session_ttl_seconds=self.rules.hot_ttl)

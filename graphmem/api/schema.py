@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import strawberry
 from graphql.error import GraphQLError
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter
+from strawberry.scalars import JSON
 from strawberry.types import ExecutionContext, Info
 
 from ..entities import EntityMemory, EntityType
-from ..errors import Unavailable
+from ..episodes import EpisodicMemory
+from ..errors import BadInput, Unavailable
 from ..models import MemoryType
 from ..service import MemoryService, RecallQuery
 from .errors import TypedErrors
@@ -19,15 +21,24 @@ from .types import (
     AddMemoryInput,
     Entity,
     EntityDetail,
+    Episode,
+    EpisodeInput,
+    MappingVote,
     MemoryItem,
     MemoryStatus,
     MergeResult,
+    PriorKnowledge,
     RecallInput,
     RecallResult,
+    Reflection,
+    ScoredEpisode,
     ScoredMemory,
     SessionConfig,
     SessionConfigInput,
     SpillResult,
+    Step,
+    StepInput,
+    Task,
     UserEntity,
     to_datetime,
 )
@@ -35,6 +46,23 @@ from .types import (
 
 def _ctx(info: Info[Any, Any]) -> tuple[MemoryService, str]:
     return info.context["service"], info.context["tenant"]
+
+
+def _episodes(info: Info[Any, Any]) -> tuple[EpisodicMemory, str]:
+    service, tenant = _ctx(info)
+    if service.episodes is None:
+        raise Unavailable("episodic memory is not configured")
+    return service.episodes, tenant
+
+
+def _mapping(value: Any, field: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise BadInput(f"{field}: an object of string values is required", field=field)
+    return value
 
 
 def _entities(info: Info[Any, Any]) -> tuple[EntityMemory, str]:
@@ -86,6 +114,59 @@ class Query:
     async def entity(self, info: Info[Any, Any], id: strawberry.ID) -> EntityDetail:
         entities, tenant = _entities(info)
         return EntityDetail.of(await entities.get(tenant, str(id)))
+
+    @strawberry.field(description="A task with its steps in order and its episodes.")
+    async def task(self, info: Info[Any, Any], id: strawberry.ID) -> Task:
+        episodes, tenant = _episodes(info)
+        found = await episodes.task(tenant, str(id))
+        return Task.of(found["task"], found["steps"], found["episodes"])
+
+    @strawberry.field(
+        description="Episodes like the query, by cosine similarity plus a boost of 0.6 for "
+        "an exact structure-signature match (seed 002)."
+    )
+    async def similar_episodes(
+        self, info: Info[Any, Any], query: str, signature: str | None = None, limit: int = 5
+    ) -> list[ScoredEpisode]:
+        episodes, tenant = _episodes(info)
+        return [
+            ScoredEpisode.of(r) for r in await episodes.similar(tenant, query, signature, limit)
+        ]
+
+    @strawberry.field(
+        description="What similar episodes chose, by similarity-weighted voting: each key's "
+        "winning value and its confidence. validValues drops stale choices first."
+    )
+    async def prior_knowledge(
+        self,
+        info: Info[Any, Any],
+        query: str,
+        signature: str | None = None,
+        limit: int = 5,
+        valid_values: list[str] | None = None,
+    ) -> PriorKnowledge:
+        episodes, tenant = _episodes(info)
+        votes, rows = await episodes.prior_knowledge(tenant, query, signature, limit, valid_values)
+        return PriorKnowledge(
+            votes=[
+                MappingVote(
+                    key=v.key,
+                    value=v.value,
+                    confidence=v.confidence,
+                    votes=v.votes,
+                    alternatives=cast(JSON, v.alternatives),
+                )
+                for v in votes
+            ],
+            episodes=[ScoredEpisode.of(r) for r in rows],
+        )
+
+    @strawberry.field(description="Stored reflections, newest first.")
+    async def reflections(
+        self, info: Info[Any, Any], kind: str | None = None, signature: str | None = None
+    ) -> list[Reflection]:
+        episodes, tenant = _episodes(info)
+        return [Reflection.of(r) for r in await episodes.reflections(tenant, kind, signature)]
 
     @strawberry.field(description="The tier settings in force for a session.")
     async def session_config(
@@ -167,6 +248,66 @@ class Mutation:
             types=input.types,
         )
         return RecallResult.of(await service.recall(tenant, q))
+
+    @strawberry.mutation(description="Start a task (episodic memory).")
+    async def create_task(
+        self, info: Info[Any, Any], description: str, owner: str | None = None
+    ) -> Task:
+        episodes, tenant = _episodes(info)
+        return Task.of(await episodes.create_task(tenant, description, owner))
+
+    @strawberry.mutation(description="Append a step to a task (HAS_STEP {order}, NEXT).")
+    async def add_step(
+        self, info: Info[Any, Any], task_id: strawberry.ID, input: StepInput
+    ) -> Step:
+        episodes, tenant = _episodes(info)
+        return Step.of(
+            await episodes.add_step(tenant, str(task_id), input.action, input.result, input.status)
+        )
+
+    @strawberry.mutation(description="Close a task with its final status.")
+    async def complete_task(
+        self, info: Info[Any, Any], task_id: strawberry.ID, status: str = "completed"
+    ) -> Task:
+        service, tenant = _ctx(info)
+        episodes, _ = _episodes(info)
+        task = await episodes.complete_task(tenant, str(task_id), status)
+        service.working.clear(tenant, str(task_id))
+        return Task.of(task)
+
+    @strawberry.mutation(
+        description="Record an episode: a task's outcome, signature, lessons, metrics and "
+        "mappings. Without taskId, a task is created from description and steps."
+    )
+    async def record_episode(self, info: Info[Any, Any], input: EpisodeInput) -> Episode:
+        episodes, tenant = _episodes(info)
+        if input.metrics is not None and not isinstance(input.metrics, dict):
+            raise BadInput("metrics: an object is required", field="metrics")
+        episode = await episodes.record_episode(
+            tenant,
+            outcome=input.outcome,
+            success=input.success,
+            task_id=str(input.task_id) if input.task_id else None,
+            description=input.description,
+            steps=[
+                {"action": s.action, "result": s.result, "status": s.status}
+                for s in input.steps or []
+            ],
+            signature=input.signature,
+            structure=input.structure,
+            lessons=input.lessons or [],
+            metrics=cast(dict[str, Any], input.metrics or {}),
+            mappings=_mapping(input.mappings, "mappings"),
+        )
+        return Episode.of(episode)
+
+    @strawberry.mutation(
+        description="Find patterns across episodes (failing actions, the alternative that "
+        "worked, success rate per signature, a summary) and store them as reflections."
+    )
+    async def reflect(self, info: Info[Any, Any], signature: str | None = None) -> list[Reflection]:
+        episodes, tenant = _episodes(info)
+        return [Reflection.of(r) for r in await episodes.reflect(tenant, signature)]
 
     @strawberry.mutation(description="Fold one entity into another (undo with undoMerge).")
     async def merge_entities(

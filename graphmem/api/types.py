@@ -10,6 +10,7 @@ from strawberry.scalars import JSON
 
 from .. import models
 from ..entities import EntityType
+from ..episodes import StepStatus
 from ..models import MemoryType, Tier
 from ..settings import MemoryConfig
 
@@ -349,3 +350,172 @@ class MergeResult:
     merge_id: strawberry.ID
     source_id: strawberry.ID
     target_id: strawberry.ID
+
+
+strawberry.enum(StepStatus, name="StepStatus")
+
+
+@strawberry.type
+class Step:
+    id: strawberry.ID
+    action: str
+    result: str | None
+    status: StepStatus
+    order: int
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @classmethod
+    def of(cls, s: dict[str, Any]) -> Step:
+        return cls(
+            id=strawberry.ID(s["id"]),
+            action=s["action"],
+            result=s.get("result"),
+            status=StepStatus(s["status"]),
+            order=int(s["order"]),
+            started_at=to_datetime(s.get("startedAt")),
+            ended_at=to_datetime(s.get("endedAt")),
+        )
+
+
+@strawberry.type
+class Task:
+    id: strawberry.ID
+    description: str
+    status: str
+    owner: str | None
+    generation: int
+    created_at: datetime | None
+    completed_at: datetime | None
+    steps: list[Step]
+    episode_ids: list[strawberry.ID]
+
+    @classmethod
+    def of(
+        cls,
+        t: dict[str, Any],
+        steps: list[dict[str, Any]] | None = None,
+        episodes: list[str] | None = None,
+    ) -> Task:
+        return cls(
+            id=strawberry.ID(t["id"]),
+            description=t["description"],
+            status=t["status"],
+            owner=t.get("owner"),
+            generation=int(t.get("generation") or 1),
+            created_at=to_datetime(t.get("createdAt")),
+            completed_at=to_datetime(t.get("completedAt")),
+            steps=[Step.of(s) for s in steps or []],
+            episode_ids=[strawberry.ID(e) for e in episodes or []],
+        )
+
+
+@strawberry.type
+class Episode:
+    id: strawberry.ID
+    task_id: strawberry.ID
+    description: str | None
+    outcome: str
+    success: bool
+    signature: str | None
+    lessons: list[str]
+    metrics: JSON
+    mappings: JSON
+    created_at: datetime | None
+
+    @classmethod
+    def of(cls, e: dict[str, Any]) -> Episode:
+        return cls(
+            id=strawberry.ID(e["id"]),
+            task_id=strawberry.ID(e["taskId"]),
+            description=e.get("description"),
+            outcome=e["outcome"],
+            success=bool(e["success"]),
+            signature=e.get("signature"),
+            lessons=list(e.get("lessons") or []),
+            metrics=cast(JSON, e.get("metrics") or {}),
+            mappings=cast(JSON, e.get("mappings") or {}),
+            created_at=to_datetime(e.get("createdAt")),
+        )
+
+
+@strawberry.type
+class ScoredEpisode:
+    episode: Episode
+    similarity: float = strawberry.field(description="cosine, plus the signature boost")
+    cosine: float
+    signature_match: bool
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> ScoredEpisode:
+        return cls(
+            episode=Episode.of(row["episode"]),
+            similarity=float(row["similarity"]),
+            cosine=float(row["cosine"]),
+            signature_match=bool(row["signatureMatch"]),
+        )
+
+
+@strawberry.type(description="The winning value for one key, by similarity-weighted votes")
+class MappingVote:
+    key: str
+    value: str
+    confidence: float = strawberry.field(description="The winner's share of the votes, 0-1")
+    votes: float
+    alternatives: JSON = strawberry.field(description="Every value with its vote total")
+
+
+@strawberry.type
+class PriorKnowledge:
+    votes: list[MappingVote]
+    episodes: list[ScoredEpisode]
+
+
+@strawberry.type
+class Reflection:
+    id: strawberry.ID
+    kind: str = strawberry.field(description="recovery, repeated_failure, success_rate or summary")
+    pattern: str
+    support: int
+    confidence: float
+    signature: str | None
+    details: JSON
+    evidence: list[strawberry.ID] = strawberry.field(description="Episodes it derives from")
+
+    @classmethod
+    def of(cls, r: dict[str, Any]) -> Reflection:
+        return cls(
+            id=strawberry.ID(r["id"]),
+            kind=r["kind"],
+            pattern=r["pattern"],
+            support=int(r["support"]),
+            confidence=float(r["confidence"]),
+            signature=r.get("signature"),
+            details=cast(JSON, r.get("details") or {}),
+            evidence=[strawberry.ID(e) for e in sorted(r.get("evidence") or [])],
+        )
+
+
+@strawberry.input
+class StepInput:
+    action: str
+    result: str | None = None
+    status: StepStatus = StepStatus.SUCCEEDED
+
+
+@strawberry.input
+class EpisodeInput:
+    outcome: str
+    success: bool
+    task_id: strawberry.ID | None = None
+    description: str | None = None
+    steps: list[StepInput] | None = None
+    signature: str | None = None
+    structure: list[str] | None = strawberry.field(
+        default=None, description="Names (columns, fields) to derive the signature from"
+    )
+    lessons: list[str] | None = None
+    metrics: JSON | None = None
+    mappings: JSON | None = strawberry.field(
+        default=None, description="key → value choices that priorKnowledge votes on"
+    )

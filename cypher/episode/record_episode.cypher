@@ -1,0 +1,9 @@
+// Store an episode: what happened on a task, how it ended, what was learned.
+MATCH (t:Task {tenant: $tenant, id: $taskId})
+CREATE (e:Episode {tenant: $tenant, id: $id, taskId: $taskId, description: $description,
+                   outcome: $outcome, success: $success, signature: $signature,
+                   lessons: $lessons, metrics: $metrics, mappings: $mappings, createdAt: $now})
+CREATE (e)-[:OF_TASK]->(t)
+WITH e
+CALL db.create.setNodeVectorProperty(e, 'embedding', $embedding)
+RETURN e {.*, embedding: null} AS episode

@@ -1,0 +1,11 @@
+// Seed 002's similarity: cosine over episode embeddings, plus a boost for an exact
+// structure-signature match. Episodes per tenant are few enough to rank exactly.
+MATCH (e:Episode {tenant: $tenant})
+WHERE e.embedding IS NOT NULL
+WITH e, 2.0 * vector.similarity.cosine(e.embedding, $embedding) - 1.0 AS cosine,
+     ($signature IS NOT NULL AND e.signature = $signature) AS signatureMatch
+WITH e, cosine, signatureMatch,
+     cosine + CASE WHEN signatureMatch THEN $boost ELSE 0.0 END AS similarity
+ORDER BY similarity DESC, e.createdAt DESC
+LIMIT $limit
+RETURN e {.*, embedding: null} AS episode, cosine, signatureMatch, similarity

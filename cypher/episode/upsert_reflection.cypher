@@ -1,0 +1,15 @@
+// A reflection keyed by what it says: re-running reflect updates it in place and links
+// exactly the episodes that are its evidence now.
+MERGE (r:Reflection {tenant: $tenant, key: $key})
+  ON CREATE SET r.id = $id, r.createdAt = $now
+SET r.kind = $kind, r.pattern = $pattern, r.support = $support, r.confidence = $confidence,
+    r.signature = $signature, r.details = $details, r.updatedAt = $now
+WITH r
+OPTIONAL MATCH (r)-[old:DERIVED_FROM]->(:Episode)
+DELETE old
+WITH DISTINCT r
+UNWIND $evidence AS episodeId
+MATCH (e:Episode {tenant: $tenant, id: episodeId})
+MERGE (r)-[:DERIVED_FROM]->(e)
+WITH DISTINCT r
+RETURN r {.*, evidence: [(r)-[:DERIVED_FROM]->(e:Episode) | e.id]} AS reflection

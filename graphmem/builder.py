@@ -27,15 +27,18 @@ from .enrich.tokens import TokenCounter
 from .entities import EntityMemory
 from .episodes import EpisodicMemory
 from .errors import ConfigurationError
+from .manager import MemoryManager
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
 from .service import Limits, MemoryService
-from .settings import MemoryConfig, Settings
+from .settings import MemoryConfig, PersonaConfig, Settings
 from .tiers import GraphStore, HotTier
+from .tiers.conversation import ConversationStore
 from .tiers.entities import EntityStore
 from .tiers.episodes import EpisodeStore
 from .tiers.graph import Neo4jGraphStore
 from .tiers.hot import RedisHotTier
+from .tiers.profiles import ProfileStore
 
 
 class MemoryBuilder:
@@ -51,6 +54,9 @@ class MemoryBuilder:
         self._metrics: Metrics | None = None
         self._entities: EntityMemory | None = None
         self._episodes: EpisodicMemory | None = None
+        self._profiles: ProfileStore | None = None
+        self._conversation: ConversationStore | None = None
+        self._personas: dict[str, PersonaConfig] = {}
 
     def with_hot(self, hot: HotTier) -> Self:
         self._hot = hot
@@ -101,6 +107,18 @@ class MemoryBuilder:
         self._episodes = episodes
         return self
 
+    def with_types(
+        self,
+        profiles: ProfileStore,
+        conversation: ConversationStore,
+        personas: dict[str, PersonaConfig] | None = None,
+    ) -> Self:
+        """Stores for personas, structured records and short-term history: with them,
+        the built service carries seed 003's MemoryManager as ``service.manager``."""
+        self._profiles, self._conversation = profiles, conversation
+        self._personas = dict(personas or {})
+        return self
+
     def with_metrics(self, metrics: Metrics) -> Self:
         self._metrics = metrics
         return self
@@ -135,7 +153,7 @@ class MemoryBuilder:
                 self._config.merged(session_ttl_seconds=self._rules.hot_ttl)
             except ValueError as exc:
                 raise ConfigurationError(f"hot_ttl does not fit the memory config: {exc}") from exc
-        return MemoryService(
+        service = MemoryService(
             hot=self._hot,
             graph=self._graph,
             embedder=self._embedder,
@@ -148,6 +166,11 @@ class MemoryBuilder:
             entities=self._entities,
             episodes=self._episodes,
         )
+        if self._profiles is not None and self._conversation is not None:
+            service.manager = MemoryManager(
+                service, self._profiles, self._conversation, self._personas
+            )
+        return service
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryBuilder:
@@ -165,17 +188,16 @@ class MemoryBuilder:
             else None
         )
         embedder = make_embedder(settings.embedder, settings.embed_threads)
+        hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
+        conversation = ConversationStore(hot.client, settings.memory.short_term_max_messages)
         return (
             cls()
-            .with_hot(
-                RedisHotTier.connect(
-                    settings.resolved_redis_url, settings.memory.session_ttl_seconds
-                )
-            )
+            .with_hot(hot)
             .with_graph(graph)
             .with_entities(entities)
             .with_embedder(embedder)
             .with_episodes(EpisodicMemory(EpisodeStore(graph), embedder))
+            .with_types(ProfileStore(graph), conversation, settings.personas)
             .with_config(settings.memory)
             .with_limits(
                 Limits(

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -47,6 +47,9 @@ from .policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from .settings import ID_PATTERN, SESSION_OVERRIDABLE, MemoryConfig
 from .tiers import GraphStore, HotTier
 from .working import WorkingMemory
+
+if TYPE_CHECKING:
+    from .manager import MemoryManager
 
 log = logging.getLogger("graphmem.service")
 T = TypeVar("T")
@@ -166,6 +169,8 @@ class MemoryService:
         self.entities = entities
         self.episodes = episodes
         self.working = WorkingMemory()
+        #: the seed 003 router over every memory type, attached by MemoryBuilder
+        self.manager: MemoryManager | None = None
         self.breaker = GraphBreaker()
         if self.rules.hot_ttl is not None:
             self.config = self.config.merged(session_ttl_seconds=self.rules.hot_ttl)
@@ -667,6 +672,30 @@ class MemoryService:
         if mentioned and self.entities is not None:
             await self.entities.store.refresh(tenant, mentioned)  # drops orphaned entities
         return bool(removed_hot) or mentioned is not None
+
+    async def forget_user(self, tenant: str, user_id: str) -> dict[str, int]:
+        """Remove everything a user owns: memories in every tier, the entities only they
+        mentioned, their MENTIONED edges, sessions left empty and the user node."""
+        self._validate_scope(None, user_id)
+        hot_removed = 0
+        for session_id in await self.hot_tier.sessions(tenant):
+            async with self._lock(tenant, session_id):
+                ids = [
+                    i.id
+                    for i in await self.hot_tier.items(tenant, session_id)
+                    if i.user_id == user_id
+                ]
+                hot_removed += len(await self.hot_tier.remove(tenant, session_id, ids))
+        result = await self.graph.forget_user(tenant, user_id)
+        entities = 0
+        if self.entities is not None and result["keys"]:
+            entities = await self.entities.store.refresh(tenant, result["keys"])
+        return {
+            "hotMemories": hot_removed,
+            "graphMemories": int(result["removed"]),
+            "sessions": int(result["sessions"]),
+            "entities": entities,
+        }
 
     # --- status ------------------------------------------------------------------------------
     async def status(self, tenant: str, session_id: str) -> MemoryStatus:

@@ -42,6 +42,17 @@ SESSION_OVERRIDABLE = (
 )
 
 
+class PersonaConfig(BaseModel):
+    """A configured agent persona (seed 003); learned traits are added to it at run time."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: str
+    tone: str = ""
+    expertise: list[str] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+
+
 class MemoryConfig(BaseModel):
     """Seed 004's tier configuration; accepts its camelCase names too."""
 
@@ -76,6 +87,10 @@ class MemoryConfig(BaseModel):
     spill_wait_seconds: float = Field(5.0, ge=0, alias="spillWaitSeconds")
     #: items embedded and written per graph transaction during a spill
     spill_batch_size: int = Field(256, ge=1, le=10_000, alias="spillBatchSize")
+    #: short-term memory: a session's recent messages live this long in Redis ...
+    short_term_ttl_seconds: int = Field(3600, ge=1, alias="shortTermTtlSeconds")
+    #: ... and at most this many of them are kept
+    short_term_max_messages: int = Field(200, ge=1, le=100_000, alias="shortTermMaxMessages")
 
     @model_validator(mode="before")
     @classmethod
@@ -217,6 +232,8 @@ class Settings(BaseSettings):
     embed_threads: int = Field(2, ge=1, le=64)
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True
+    #: agent personas by agent id (graphmem.yaml: personas: {planner: {role: ...}})
+    personas: dict[str, PersonaConfig] = Field(default_factory=dict)
 
     @field_validator("mcp_allowed_hosts", mode="before")
     @classmethod

@@ -13,8 +13,10 @@ from strawberry.types import ExecutionContext, Info
 from ..entities import EntityMemory, EntityType
 from ..episodes import EpisodicMemory
 from ..errors import BadInput, Unavailable
+from ..manager import MemoryKind, MemoryManager
 from ..models import MemoryType
 from ..service import MemoryService, RecallQuery
+from ..settings import PersonaConfig
 from .errors import TypedErrors
 from .limits import DepthLimit
 from .types import (
@@ -23,14 +25,22 @@ from .types import (
     EntityDetail,
     Episode,
     EpisodeInput,
+    ForgetUserResult,
     MappingVote,
     MemoryItem,
     MemoryStatus,
     MergeResult,
+    Message,
+    Persona,
+    PersonaInput,
     PriorKnowledge,
     RecallInput,
     RecallResult,
+    Record,
     Reflection,
+    RememberInput,
+    RememberResult,
+    Retrieved,
     ScoredEpisode,
     ScoredMemory,
     SessionConfig,
@@ -44,8 +54,32 @@ from .types import (
 )
 
 
+def _s(value: strawberry.ID | None) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _id(value: Any) -> strawberry.ID | None:
+    return strawberry.ID(str(value)) if value is not None else None
+
+
 def _ctx(info: Info[Any, Any]) -> tuple[MemoryService, str]:
     return info.context["service"], info.context["tenant"]
+
+
+def _manager(info: Info[Any, Any]) -> tuple[MemoryManager, str]:
+    service, tenant = _ctx(info)
+    if service.manager is None:
+        raise Unavailable("the memory-type stores are not configured")
+    return service.manager, tenant
+
+
+def _user_entity(r: dict[str, Any]) -> UserEntity:
+    return UserEntity(
+        entity=Entity.of(r["entity"]),
+        count=int(r["count"]),
+        first_seen=to_datetime(r["firstSeen"]),
+        last_seen=to_datetime(r["lastSeen"]),
+    )
 
 
 def _episodes(info: Info[Any, Any]) -> tuple[EpisodicMemory, str]:
@@ -100,15 +134,7 @@ class Query:
         rows = await entities.user_entities(
             tenant, str(user_id), type.value if type else None, limit
         )
-        return [
-            UserEntity(
-                entity=Entity.of(r["entity"]),
-                count=int(r["count"]),
-                first_seen=to_datetime(r["firstSeen"]),
-                last_seen=to_datetime(r["lastSeen"]),
-            )
-            for r in rows
-        ]
+        return [_user_entity(r) for r in rows]
 
     @strawberry.field(description="One entity with its mentions and relations (open and closed).")
     async def entity(self, info: Info[Any, Any], id: strawberry.ID) -> EntityDetail:
@@ -167,6 +193,82 @@ class Query:
     ) -> list[Reflection]:
         episodes, tenant = _episodes(info)
         return [Reflection.of(r) for r in await episodes.reflections(tenant, kind, signature)]
+
+    @strawberry.field(description="A task's working memory (in process; cleared on completion).")
+    async def working_memory(self, info: Info[Any, Any], task_id: strawberry.ID) -> JSON:
+        service, tenant = _ctx(info)
+        return cast(JSON, service.working.get(tenant, str(task_id)))
+
+    @strawberry.field(description="The last messages of a session's short-term history.")
+    async def conversation(
+        self, info: Info[Any, Any], session_id: strawberry.ID, last: int = 10
+    ) -> list[Message]:
+        manager, tenant = _manager(info)
+        return [Message.of(m) for m in await manager.history(tenant, str(session_id), last)]
+
+    @strawberry.field(description="An agent's persona with its most relevant learned traits.")
+    async def persona(
+        self,
+        info: Info[Any, Any],
+        agent_id: strawberry.ID,
+        query: str = "persona traits",
+        limit: int = 3,
+    ) -> Persona:
+        manager, tenant = _manager(info)
+        return Persona.of(await manager.persona(tenant, str(agent_id), query, limit))
+
+    @strawberry.field(description="Structured records of a schema whose fields equal `where`.")
+    async def records(
+        self, info: Info[Any, Any], schema: str, where: JSON | None = None, limit: int = 50
+    ) -> list[Record]:
+        manager, tenant = _manager(info)
+        rows = await manager.records(tenant, schema, cast(Any, where), limit)
+        return [Record.of(r) for r in rows]
+
+    @strawberry.field(description="Retrieve from several memory types at once (seed 003).")
+    async def retrieve(
+        self,
+        info: Info[Any, Any],
+        query: str,
+        kinds: list[MemoryKind] | None = None,
+        session_id: strawberry.ID | None = None,
+        user_id: strawberry.ID | None = None,
+        task_id: strawberry.ID | None = None,
+        agent_id: strawberry.ID | None = None,
+        schema: str | None = None,
+        where: JSON | None = None,
+        limit: int = 5,
+    ) -> Retrieved:
+        manager, tenant = _manager(info)
+        found = await manager.retrieve(
+            tenant,
+            query,
+            kinds,
+            session_id=_s(session_id),
+            user_id=_s(user_id),
+            task_id=_s(task_id),
+            agent_id=_s(agent_id),
+            schema=schema,
+            where=where,
+            limit=limit,
+        )
+        return Retrieved(
+            working=cast(JSON, found["working"]) if "working" in found else None,
+            short_term=[Message.of(m) for m in found["short_term"]]
+            if "short_term" in found
+            else None,
+            long_term=[ScoredMemory.of(s) for s in found["long_term"]]
+            if "long_term" in found
+            else None,
+            persona=Persona.of(found["persona"]) if "persona" in found else None,
+            episodic=[ScoredEpisode.of(r) for r in found["episodic"]]
+            if "episodic" in found
+            else None,
+            entities=[_user_entity(r) for r in found["entity"]] if "entity" in found else None,
+            structured=[Record.of(r) for r in found["structured"]]
+            if "structured" in found
+            else None,
+        )
 
     @strawberry.field(description="The tier settings in force for a session.")
     async def session_config(
@@ -248,6 +350,97 @@ class Mutation:
             types=input.types,
         )
         return RecallResult.of(await service.recall(tenant, q))
+
+    @strawberry.mutation(description="Add to any memory type (seed 003's MemoryManager.add).")
+    async def remember(self, info: Info[Any, Any], input: RememberInput) -> RememberResult:
+        manager, tenant = _manager(info)
+        done = await manager.remember(
+            tenant,
+            input.kind,
+            content=input.content,
+            session_id=_s(input.session_id),
+            user_id=_s(input.user_id),
+            task_id=_s(input.task_id),
+            agent_id=_s(input.agent_id),
+            type=input.type,
+            role=input.role,
+            key=input.key,
+            value=input.value,
+            schema=input.schema,
+            data=input.data,
+            success=True if input.success is None else input.success,
+        )
+        return RememberResult(
+            kind=input.kind,
+            memory_id=_id(done.get("memoryId")),
+            episode_id=_id(done.get("episodeId")),
+            record_id=_id(done.get("recordId")),
+            message=Message.of(done["message"]) if "message" in done else None,
+            working=cast(JSON, done["working"]) if "working" in done else None,
+        )
+
+    @strawberry.mutation(description="Set a key of a task's working memory; returns it all.")
+    async def set_working_memory(
+        self, info: Info[Any, Any], task_id: strawberry.ID, key: str, value: JSON | None
+    ) -> JSON:
+        service, tenant = _ctx(info)
+        return cast(JSON, service.working.set(tenant, str(task_id), key, value))
+
+    @strawberry.mutation(description="Append a message to a session's short-term history.")
+    async def add_message(
+        self, info: Info[Any, Any], session_id: strawberry.ID, content: str, role: str = "user"
+    ) -> Message:
+        manager, tenant = _manager(info)
+        return Message.of(await manager.add_message(tenant, str(session_id), role, content))
+
+    @strawberry.mutation(description="Store an agent's persona (overrides the configured one).")
+    async def set_persona(
+        self, info: Info[Any, Any], agent_id: strawberry.ID, input: PersonaInput
+    ) -> Persona:
+        manager, tenant = _manager(info)
+        await manager.set_persona(
+            tenant,
+            str(agent_id),
+            PersonaConfig(
+                role=input.role,
+                tone=input.tone,
+                expertise=input.expertise,
+                constraints=input.constraints,
+            ),
+        )
+        return Persona.of(await manager.persona(tenant, str(agent_id)))
+
+    @strawberry.mutation(description="Teach an agent's persona a trait (kept as a memory).")
+    async def learn_persona_trait(
+        self, info: Info[Any, Any], agent_id: strawberry.ID, trait: str
+    ) -> strawberry.ID:
+        manager, tenant = _manager(info)
+        return strawberry.ID(await manager.learn_trait(tenant, str(agent_id), trait))
+
+    @strawberry.mutation(description="Register (or replace) a JSON schema for records.")
+    async def register_record_schema(self, info: Info[Any, Any], name: str, schema: JSON) -> bool:
+        manager, tenant = _manager(info)
+        await manager.register_schema(tenant, name, cast(Any, schema))
+        return True
+
+    @strawberry.mutation(description="Store a record after validating it against its schema.")
+    async def add_record(self, info: Info[Any, Any], schema: str, data: JSON) -> Record:
+        manager, tenant = _manager(info)
+        return Record.of(await manager.add_record(tenant, schema, cast(Any, data)))
+
+    @strawberry.mutation(
+        description="Remove everything a user owns: memories in every tier, entities only "
+        "they mentioned, their mention edges, empty sessions and the user itself."
+    )
+    async def forget_user(self, info: Info[Any, Any], user_id: strawberry.ID) -> ForgetUserResult:
+        service, tenant = _ctx(info)
+        done = await service.forget_user(tenant, str(user_id))
+        return ForgetUserResult(
+            hot_memories=done["hotMemories"],
+            graph_memories=done["graphMemories"],
+            sessions=done["sessions"],
+            entities=done["entities"],
+        )
 
     @strawberry.mutation(description="Start a task (episodic memory).")
     async def create_task(

@@ -194,6 +194,12 @@ class Neo4jGraphStore:
         )
         return [r["id"] for r in records]
 
+    async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
+        """Delete a user's memories, empty sessions and node; returns {keys, removed,
+        sessions} with the keys of the entities those memories mentioned."""
+        records = await self.run("user/forget", {"tenant": tenant, "userId": user_id}, write=True)
+        return dict(records[0]) if records else {"keys": [], "removed": 0, "sessions": 0}
+
     async def delete(self, tenant: str, item_id: str) -> list[str] | None:
         """Delete a memory; None when there was none, else the keys of the entities it
         mentioned (their counts need a refresh)."""

@@ -120,6 +120,11 @@ class RedisHotTier:
         )
         return cls(client, session_ttl_seconds)
 
+    @property
+    def client(self) -> Redis:
+        """The Redis client, shared with the conversation store."""
+        return self._redis
+
     async def close(self) -> None:
         await self._redis.aclose()
 

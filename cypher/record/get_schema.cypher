@@ -1,0 +1,3 @@
+// A registered record schema.
+MATCH (s:RecordSchema {tenant: $tenant, name: $name})
+RETURN s.schema AS schema

@@ -1,0 +1,305 @@
+"""Seed 003's MemoryManager: one router that adds to and retrieves from every memory type.
+
+| kind        | where it lives                    | added by                      |
+|-------------|-----------------------------------|-------------------------------|
+| working     | process memory, per task          | ``WorkingMemory``             |
+| short_term  | Redis list per session, TTL       | ``ConversationStore``         |
+| long_term   | hot tier → graph, per user        | ``MemoryService.add``         |
+| persona     | configured + graph; learned traits as memories of ``agent.<id>`` |
+| episodic    | tasks, steps, episodes in the graph | ``EpisodicMemory``          |
+| entity      | entities extracted when memories spill | ``EntityMemory``         |
+| structured  | JSON-schema-checked records in the graph | ``ProfileStore``       |
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from enum import StrEnum
+from typing import Any
+
+from .errors import BadInput, NotFound, Unavailable
+from .models import MemoryType, utcnow
+from .service import MemoryService, RecallQuery
+from .settings import ID_PATTERN, PersonaConfig
+from .tiers.conversation import ConversationStore
+from .tiers.profiles import ProfileStore
+
+
+class MemoryKind(StrEnum):
+    WORKING = "working"
+    SHORT_TERM = "short_term"
+    LONG_TERM = "long_term"
+    PERSONA = "persona"
+    EPISODIC = "episodic"
+    ENTITY = "entity"
+    STRUCTURED = "structured"
+
+
+def persona_user(agent_id: str) -> str:
+    return f"agent.{agent_id}"
+
+
+def _need(value: Any, name: str) -> Any:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise BadInput(f"{name}: required for this kind of memory", field=name)
+    return value
+
+
+class MemoryManager:
+    def __init__(
+        self,
+        service: MemoryService,
+        profiles: ProfileStore,
+        conversation: ConversationStore,
+        personas: dict[str, PersonaConfig] | None = None,
+    ) -> None:
+        self.service = service
+        self.profiles = profiles
+        self.conversation = conversation
+        self.personas = personas or {}
+
+    # --- short-term -------------------------------------------------------------------------
+    async def add_message(
+        self, tenant: str, session_id: str, role: str, content: str
+    ) -> dict[str, Any]:
+        self.service._validate_scope(session_id, None)
+        if not content.strip():
+            raise BadInput("content: must not be empty", field="content")
+        if role not in {"user", "assistant", "system", "tool"}:
+            raise BadInput("role: user, assistant, system or tool", field="role")
+        message = {"role": role, "content": content, "timestamp": utcnow().isoformat()}
+        await self.conversation.append(
+            tenant, session_id, message, self.service.config.short_term_ttl_seconds
+        )
+        return message
+
+    async def history(self, tenant: str, session_id: str, last: int = 10) -> list[dict[str, Any]]:
+        self.service._validate_scope(session_id, None)
+        if not 1 <= last <= self.service.config.short_term_max_messages:
+            raise BadInput(
+                f"last: must be between 1 and {self.service.config.short_term_max_messages}",
+                field="last",
+            )
+        return await self.conversation.last(tenant, session_id, last)
+
+    # --- persona ------------------------------------------------------------------------------
+    async def set_persona(self, tenant: str, agent_id: str, persona: PersonaConfig) -> None:
+        self._check_agent(agent_id)
+        await self.profiles.set_persona(tenant, agent_id, persona.model_dump(), utcnow())
+
+    async def learn_trait(self, tenant: str, agent_id: str, trait: str) -> str:
+        """A learned trait is a long-term memory of the agent, written to the graph now."""
+        self._check_agent(agent_id)
+        item = await self.service.add(
+            tenant,
+            {
+                "session_id": f"persona.{agent_id}",
+                "user_id": persona_user(agent_id),
+                "content": trait,
+                "type": MemoryType.PREFERENCE,
+            },
+        )
+        await self.service.spill(tenant, f"persona.{agent_id}", item_ids=[item.id])
+        return item.id
+
+    async def persona(
+        self, tenant: str, agent_id: str, query: str = "persona traits", limit: int = 3
+    ) -> dict[str, Any]:
+        self._check_agent(agent_id)
+        stored = await self.profiles.persona(tenant, agent_id)
+        configured = self.personas.get(agent_id)
+        if stored is None and configured is None:
+            raise NotFound(f"no persona for agent {agent_id}", agentId=agent_id)
+        base = dict(stored) if stored else configured.model_dump()  # type: ignore[union-attr]
+        learned = await self.service.search(
+            tenant, RecallQuery(user_id=persona_user(agent_id), query=query, limit=limit)
+        )
+        traits = ", ".join(s.item.content for s in learned) or "none yet"
+        prompt = (
+            f"You are {base['role']}.\nTone: {base.get('tone') or 'neutral'}\n"
+            f"Expertise: {', '.join(base.get('expertise') or []) or 'general'}\n"
+            f"Constraints: {', '.join(base.get('constraints') or []) or 'none'}\n"
+            f"Learned behaviors: {traits}"
+        )
+        return {
+            "agentId": agent_id,
+            "role": base["role"],
+            "tone": base.get("tone") or "",
+            "expertise": list(base.get("expertise") or []),
+            "constraints": list(base.get("constraints") or []),
+            "learned": learned,
+            "prompt": prompt,
+            "source": "stored" if stored else "configured",
+        }
+
+    @staticmethod
+    def _check_agent(agent_id: str) -> None:
+        if not ID_PATTERN.match(agent_id):
+            raise BadInput("agentId: 1-128 characters of A-Z a-z 0-9 _ . @ -", field="agentId")
+
+    # --- structured ---------------------------------------------------------------------------
+    async def register_schema(self, tenant: str, name: str, schema: dict[str, Any]) -> None:
+        from jsonschema import SchemaError
+        from jsonschema.validators import validator_for
+
+        if not ID_PATTERN.match(name):
+            raise BadInput("name: 1-128 characters of A-Z a-z 0-9 _ . @ -", field="name")
+        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+            raise BadInput("schema: a JSON schema of an object is required", field="schema")
+        try:
+            validator_for(schema).check_schema(schema)
+        except SchemaError as exc:
+            raise BadInput(
+                f"schema: not a valid JSON schema: {exc.message}", field="schema"
+            ) from exc
+        await self.profiles.set_schema(tenant, name, json.dumps(schema), utcnow())
+
+    async def add_record(
+        self, tenant: str, schema_name: str, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        from jsonschema import ValidationError
+        from jsonschema.validators import validator_for
+
+        raw = await self.profiles.schema(tenant, schema_name)
+        if raw is None:
+            raise NotFound(f"no record schema {schema_name}", schema=schema_name)
+        schema = json.loads(raw)
+        if not isinstance(data, dict):
+            raise BadInput("data: a JSON object is required", field="data")
+        try:
+            validator_for(schema)(schema).validate(data)
+        except ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "(record)"
+            raise BadInput(
+                f"data does not match schema {schema_name} at {where}: {exc.message}", field="data"
+            ) from exc
+        fields = {f"f_{k}": v for k, v in data.items() if _queryable(v)}
+        record_id = f"rec_{uuid.uuid4().hex}"
+        stored = await self.profiles.add_record(
+            tenant, schema_name, record_id, json.dumps(data), fields, utcnow()
+        )
+        if stored is None:
+            raise NotFound(f"no record schema {schema_name}", schema=schema_name)
+        return {
+            "id": record_id,
+            "schema": schema_name,
+            "data": data,
+            "createdAt": stored["createdAt"],
+        }
+
+    async def records(
+        self, tenant: str, schema_name: str, where: dict[str, Any] | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        where = where or {}
+        if not isinstance(where, dict) or not all(
+            isinstance(k, str) and _queryable(v) for k, v in where.items()
+        ):
+            raise BadInput("where: an object of field → string, number or boolean", field="where")
+        if not 1 <= limit <= 1000:
+            raise BadInput("limit: must be between 1 and 1000", field="limit")
+        rows = await self.profiles.records(tenant, schema_name, where, limit)
+        return [
+            {
+                "id": r["id"],
+                "schema": schema_name,
+                "data": json.loads(r["data"]),
+                "createdAt": r["createdAt"],
+            }
+            for r in rows
+        ]
+
+    # --- the router ---------------------------------------------------------------------------
+    async def remember(self, tenant: str, kind: MemoryKind, **f: Any) -> dict[str, Any]:
+        """Add to one memory type; ``f`` holds what that type needs."""
+        if kind is MemoryKind.WORKING:
+            data = self.service.working.set(
+                tenant,
+                _need(f.get("task_id"), "taskId"),
+                _need(f.get("key"), "key"),
+                f.get("value"),
+            )
+            return {"kind": kind, "working": data}
+        if kind is MemoryKind.SHORT_TERM:
+            message = await self.add_message(
+                tenant,
+                _need(f.get("session_id"), "sessionId"),
+                f.get("role") or "user",
+                _need(f.get("content"), "content"),
+            )
+            return {"kind": kind, "message": message}
+        if kind in (MemoryKind.LONG_TERM, MemoryKind.ENTITY):
+            item = await self.service.add(
+                tenant,
+                {
+                    "session_id": _need(f.get("session_id"), "sessionId"),
+                    "user_id": f.get("user_id"),
+                    "content": _need(f.get("content"), "content"),
+                    "type": f.get("type") or MemoryType.FACT,
+                    "metadata": f.get("metadata") or {},
+                },
+            )
+            if kind is MemoryKind.ENTITY:  # entities are extracted when the memory spills
+                await self.service.spill(tenant, item.session_id, item_ids=[item.id])
+            return {"kind": kind, "memoryId": item.id}
+        if kind is MemoryKind.PERSONA:
+            trait_id = await self.learn_trait(
+                tenant, _need(f.get("agent_id"), "agentId"), _need(f.get("content"), "content")
+            )
+            return {"kind": kind, "memoryId": trait_id}
+        if kind is MemoryKind.EPISODIC:
+            episodes = self._episodes()
+            episode = await episodes.record_episode(
+                tenant,
+                outcome=_need(f.get("content"), "content"),
+                success=bool(f.get("success", True)),
+                task_id=f.get("task_id"),
+                description=f.get("description") or f.get("content"),
+            )
+            return {"kind": kind, "episodeId": episode["id"]}
+        record = await self.add_record(
+            tenant, _need(f.get("schema"), "schema"), _need(f.get("data"), "data")
+        )
+        return {"kind": kind, "recordId": record["id"]}
+
+    async def retrieve(
+        self, tenant: str, query: str, kinds: list[MemoryKind] | None = None, **f: Any
+    ) -> dict[str, Any]:
+        """Retrieve from several memory types at once; each answers only when it has the
+        scope it needs (a session for short-term, a task for working memory ...)."""
+        kinds = kinds or list(MemoryKind)
+        limit = int(f.get("limit") or 5)
+        out: dict[str, Any] = {}
+        session_id, user_id = f.get("session_id"), f.get("user_id")
+        if MemoryKind.WORKING in kinds and f.get("task_id"):
+            out["working"] = self.service.working.get(tenant, f["task_id"])
+        if MemoryKind.SHORT_TERM in kinds and session_id:
+            out["short_term"] = await self.history(tenant, session_id, limit)
+        if MemoryKind.LONG_TERM in kinds and (user_id or session_id):
+            out["long_term"] = await self.service.search(
+                tenant,
+                RecallQuery(
+                    query=query,
+                    user_id=user_id,
+                    session_id=None if user_id else session_id,
+                    limit=limit,
+                ),
+            )
+        if MemoryKind.PERSONA in kinds and f.get("agent_id"):
+            out["persona"] = await self.persona(tenant, f["agent_id"], query)
+        if MemoryKind.EPISODIC in kinds and self.service.episodes is not None:
+            out["episodic"] = await self.service.episodes.similar(tenant, query, None, limit)
+        if MemoryKind.ENTITY in kinds and user_id and self.service.entities is not None:
+            out["entity"] = await self.service.entities.user_entities(tenant, user_id, limit=limit)
+        if MemoryKind.STRUCTURED in kinds and f.get("schema"):
+            out["structured"] = await self.records(tenant, f["schema"], f.get("where"), limit)
+        return out
+
+    def _episodes(self) -> Any:
+        if self.service.episodes is None:
+            raise Unavailable("episodic memory is not configured")
+        return self.service.episodes
+
+
+def _queryable(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool)

@@ -1,0 +1,49 @@
+"""Short-term memory (seed 003): a session's recent messages in a Redis list with a TTL.
+
+Key ``gm:{<tenant>}:s:<session>:messages`` (the tenant's hash tag, like the hot tier).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from typing import Any, cast
+
+from redis.asyncio import Redis
+
+from .hot import RedisHotTier
+
+
+class ConversationStore:
+    def __init__(self, redis: Redis, max_messages: int = 200) -> None:
+        self._redis = redis
+        self.max_messages = max_messages
+
+    @staticmethod
+    def _key(tenant: str, session_id: str) -> str:
+        return f"gm:{{{tenant}}}:s:{session_id}:messages"
+
+    async def append(self, tenant: str, session_id: str, message: dict[str, Any], ttl: int) -> int:
+        key = self._key(tenant, session_id)
+
+        async def op() -> int:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.rpush(key, json.dumps(message))
+                pipe.ltrim(key, -self.max_messages, -1)
+                pipe.expire(key, ttl)
+                pipe.llen(key)
+                *_, length = await pipe.execute()
+            return int(length)
+
+        return await RedisHotTier._call(op)
+
+    async def last(self, tenant: str, session_id: str, n: int) -> list[dict[str, Any]]:
+        key = self._key(tenant, session_id)
+        raw = await RedisHotTier._call(
+            lambda: cast(Awaitable[list[str]], self._redis.lrange(key, -n, -1))
+        )
+        return [json.loads(m) for m in raw]
+
+    async def clear(self, tenant: str, session_id: str) -> None:
+        key = self._key(tenant, session_id)
+        await RedisHotTier._call(lambda: self._redis.delete(key))

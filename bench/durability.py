@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import statistics
 import tempfile
@@ -92,6 +93,7 @@ async def main() -> None:
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--quick", action="store_true", help="1 trial of 1 s per mode (CI smoke)")
+    parser.add_argument("--out", type=Path, help="write JSON here instead of bench/results")
     args = parser.parse_args()
     trials, seconds = (1, 1.0) if args.quick else (args.trials, args.seconds)
     results: dict[str, Any] = {"run": run_info(), "trials": trials, "seconds": seconds, "modes": {}}
@@ -113,6 +115,9 @@ async def main() -> None:
                 f"median {m['median_loss_window_ms']} ms (max {m['max_loss_window_ms']} ms), "
                 f"add p50 {m['median_add_p50_ms']} ms"
             )
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=2))
+        return
     save_json("durability", results)
     if not args.quick:
         run = results["run"]

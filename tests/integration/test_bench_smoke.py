@@ -1,0 +1,48 @@
+"""The benchmark programs run end to end on tiny inputs, so they cannot rot.
+
+Smoke only: nothing here asserts a speed (figures come from full runs, BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, Stack
+
+
+def run_bench(module: str, out: Path, stack: Stack) -> dict:
+    env = os.environ | {
+        "NEO4J_URI": stack.neo4j_uri,
+        "REDIS_URL": stack.redis_url,
+        "NEO4J_PASSWORD": stack.neo4j_password,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--quick", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict = json.loads(out.read_text())
+    return result
+
+
+def test_durability_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.durability", tmp_path / "d.json", stack)
+    assert set(result["modes"]) == {"always", "everysec", "no"}
+    assert result["modes"]["always"]["max_lost"] == 0
+    assert all(m["runs"][0]["acknowledged"] > 0 for m in result["modes"].values())
+
+
+def test_entities_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.entities", tmp_path / "e.json", stack)
+    assert result["docs"] == 60
+    assert result["resolution"]["mentions"] > 0
+    assert result["spill_items_per_s"]["entities_on"] > 0
+    assert result["ner_docs_per_s"]["tok2vec+ner"] > 0

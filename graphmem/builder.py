@@ -183,7 +183,7 @@ class MemoryBuilder:
             settings.neo4j_database,
         )
         entities = (
-            EntityMemory(EntityStore(graph), EntityExtractor())
+            EntityMemory(EntityStore(graph), EntityExtractor(), aliases=settings.entity_aliases)
             if settings.entities_enabled
             else None
         )

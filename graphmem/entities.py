@@ -19,7 +19,7 @@ from enum import StrEnum
 from itertools import combinations
 from typing import Any
 
-from .enrich.ner import RELATION_TYPES, EntityExtractor, display_name, normalise
+from .enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
 from .errors import BadInput, NotFound
 from .models import MemoryItem, utcnow
 from .tiers.entities import EntityStore
@@ -51,8 +51,11 @@ def entity_key(entity_type: str, norm: str) -> str:
 class Resolver:
     """Maps a mention to an entity key using the tenant's aliases and splits."""
 
-    def __init__(self, table: Sequence[dict[str, Any]]) -> None:
-        self.aliases = {r["alias"]: r["canonical"] for r in table if r["kind"] == "alias"}
+    def __init__(
+        self, table: Sequence[dict[str, Any]], configured: dict[str, str] | None = None
+    ) -> None:
+        self.aliases = {normalise(a): normalise(c) for a, c in (configured or {}).items()}
+        self.aliases.update({r["alias"]: r["canonical"] for r in table if r["kind"] == "alias"})
         self.splits = {r["alias"]: r["canonical"] for r in table if r["kind"] == "split"}
 
     def resolve(self, surface: str, entity_type: str) -> tuple[str, str]:
@@ -75,18 +78,32 @@ class EntityMemory:
         store: EntityStore,
         extractor: EntityExtractor,
         functional: frozenset[str] = FUNCTIONAL_RELATIONS,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.store = store
         self.extractor = extractor
         self.functional = functional
+        self.aliases = dict(aliases or {})  # configured, for every tenant
 
     async def ingest(self, tenant: str, items: Sequence[MemoryItem]) -> int:
         """Extract entities and relations from spilled memories and write them; returns the
         number of mentions written. Safe to repeat for the same items."""
+        return await self.write(tenant, items, await self.extract(items))
+
+    async def extract(self, items: Sequence[MemoryItem]) -> list[Extraction]:
+        """The CPU-bound half (spaCy), in a worker thread: the service runs it beside the
+        embedder, so the two use both cores."""
+        if not items:
+            return []
+        return await asyncio.to_thread(self.extractor.extract, [i.content for i in items])
+
+    async def write(
+        self, tenant: str, items: Sequence[MemoryItem], extractions: Sequence[Extraction]
+    ) -> int:
+        """Resolve extracted mentions against the tenant's aliases and write them."""
         if not items:
             return 0
-        extractions = await asyncio.to_thread(self.extractor.extract, [i.content for i in items])
-        resolver = Resolver(await self.store.resolution_table(tenant))
+        resolver = Resolver(await self.store.resolution_table(tenant), self.aliases)
         mentions: list[dict[str, Any]] = []
         relations: list[dict[str, Any]] = []
         pairs: list[dict[str, Any]] = []

@@ -118,6 +118,17 @@ def _bad_input(exc: ValidationError) -> BadInput:
     return BadInput(f"{field}: {message}" if field else message, field=field)
 
 
+def _discard(task: asyncio.Future[Any] | None) -> None:
+    """Cancel a side task whose result is no longer wanted, and consume its exception so
+    that asyncio does not report it as never retrieved."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
+
+
 class GraphBreaker:
     """After the graph store fails, background spills pause briefly instead of
     hammering it; adds stay fast and their items wait safely in Redis."""
@@ -478,20 +489,34 @@ class MemoryService:
         size = config.spill_batch_size
         for start in range(0, len(items), size):
             batch = items[start : start + size]
-            vectors = await self._embed_items(tenant, session_id, batch)
-            rows: list[dict[str, Any]] = []
-            for item in batch:
-                tier = Tier.WARM if item.access_count > config.warm_access_threshold else Tier.COLD
-                rows.append(item.model_copy(update={"tier": tier}).graph_row(vectors[item.id]))
-                (warm if tier is Tier.WARM else cold).append(item.id)
+            # Embedding (onnxruntime) and NER (spaCy) both release the GIL: run them side
+            # by side on the machine's cores.
+            extracting = (
+                asyncio.ensure_future(self.entities.extract(batch))
+                if self.entities is not None
+                else None
+            )
             try:
-                await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
-                if self.entities is not None:
-                    await self._with_retry(partial(self.entities.ingest, tenant, batch), retries)
-            except Unavailable:
-                # Keep the work: the retry (next add, maintenance) need not embed again.
-                await self.hot_tier.cache_embeddings(tenant, session_id, vectors)
-                raise
+                vectors = await self._embed_items(tenant, session_id, batch)
+                rows: list[dict[str, Any]] = []
+                for item in batch:
+                    warm_item = item.access_count > config.warm_access_threshold
+                    tier = Tier.WARM if warm_item else Tier.COLD
+                    rows.append(item.model_copy(update={"tier": tier}).graph_row(vectors[item.id]))
+                    (warm if warm_item else cold).append(item.id)
+                try:
+                    await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
+                    if self.entities is not None and extracting is not None:
+                        found = await extracting
+                        await self._with_retry(
+                            partial(self.entities.write, tenant, batch, found), retries
+                        )
+                except Unavailable:
+                    # Keep the work: the retry (next add, maintenance) need not embed again.
+                    await self.hot_tier.cache_embeddings(tenant, session_id, vectors)
+                    raise
+            finally:
+                _discard(extracting)
             self.breaker.reset()
             await self.hot_tier.remove(tenant, session_id, [i.id for i in batch])
         self.metrics.spilled(tenant, len(warm), len(cold))

@@ -232,6 +232,9 @@ class Settings(BaseSettings):
     embed_threads: int = Field(2, ge=1, le=64)
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True
+    #: names that always resolve to another, for every tenant (a tenant's own aliases,
+    #: set with setEntityAlias, win): {"NYC": "New York City"}
+    entity_aliases: dict[str, str] = Field(default_factory=dict)
     #: agent personas by agent id (graphmem.yaml: personas: {planner: {role: ...}})
     personas: dict[str, PersonaConfig] = Field(default_factory=dict)
 

@@ -74,3 +74,18 @@ def test_defaults_point_at_the_local_stack() -> None:
     s = Settings.model_construct()
     assert s.resolved_neo4j_uri == "bolt://127.0.0.1:7687"
     assert s.resolved_redis_url == "redis://127.0.0.1:6379/0"
+
+
+def test_configured_aliases_resolve_for_every_tenant_and_tenant_aliases_win() -> None:
+    from graphmem.entities import Resolver
+
+    resolver = Resolver([], {"NYC": "New York City", "The Big Apple": "New York City"})
+    assert resolver.resolve("NYC", "PLACE") == ("PLACE|new york city", "alias")
+    assert resolver.resolve("the big apple", "PLACE") == ("PLACE|new york city", "alias")
+    assert resolver.resolve("The Eiffel Tower's", "PLACE") == ("PLACE|eiffel tower", "normalised")
+    assert resolver.resolve("eiffel tower", "PLACE") == ("PLACE|eiffel tower", "exact")
+    tenant = Resolver(
+        [{"alias": "nyc", "canonical": "PLACE|nyc city hall", "kind": "alias"}],
+        {"NYC": "New York City"},
+    )
+    assert tenant.resolve("NYC", "ORGANIZATION") == ("PLACE|nyc city hall", "alias")

@@ -97,6 +97,16 @@ class EntityMemory:
             return []
         return await asyncio.to_thread(self.extractor.extract, [i.content for i in items])
 
+    async def extract_texts(self, texts: Sequence[str]) -> list[Extraction]:
+        return await asyncio.to_thread(self.extractor.extract, list(texts))
+
+    async def keys_for(self, tenant: str, found: Extraction) -> list[str]:
+        """The entity keys a text's mentions resolve to (used to look entities up)."""
+        if not found.mentions:
+            return []
+        resolver = Resolver(await self.store.resolution_table(tenant), self.aliases)
+        return sorted({resolver.resolve(m.surface, m.type)[0] for m in found.mentions})
+
     async def write(
         self, tenant: str, items: Sequence[MemoryItem], extractions: Sequence[Extraction]
     ) -> int:

@@ -30,6 +30,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def scope_token(tenant: str) -> str:
+    """A single alphanumeric token standing for the tenant in the fulltext index."""
+    return "tn" + hashlib.sha1(tenant.encode("utf-8")).hexdigest()[:20]
+
+
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
@@ -53,6 +58,9 @@ class MemoryItem(BaseModel):
     token_count: int
     content_hash: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: conversation order within the session (a nanosecond clock at add time): the
+    #: neighbouring turns recall uses as context
+    seq: int = 0
 
     def to_json(self) -> str:
         return self.model_dump_json()
@@ -79,6 +87,9 @@ class MemoryItem(BaseModel):
             # Neo4j properties cannot hold maps; metadata round-trips as JSON text.
             "metadata": json.dumps(self.metadata, separators=(",", ":"), sort_keys=True),
             "embedding": embedding,
+            "seq": self.seq,
+            # one analyzer token per tenant, so fulltext queries filter inside Lucene
+            "scopeToken": scope_token(self.tenant),
         }
 
     @classmethod
@@ -98,6 +109,7 @@ class MemoryItem(BaseModel):
             token_count=props.get("tokenCount", 0),
             content_hash=props.get("contentHash") or content_hash(props["content"]),
             metadata=json.loads(props.get("metadata") or "{}"),
+            seq=props.get("seq") or 0,
         )
 
 
@@ -146,7 +158,10 @@ class SpillResult(BaseModel):
 
 class ScoredMemory(BaseModel):
     item: MemoryItem
+    #: the ranking score (fused across retrievers for hybrid recall)
     score: float
+    #: cosine similarity of the memory to the query, in [0, 1]
+    similarity: float = 0.0
 
 
 class RecallResult(BaseModel):

@@ -41,9 +41,11 @@ from .models import (
     Suggestion,
     Tier,
     content_hash,
+    scope_token,
     utcnow,
 )
 from .policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
+from .retrieval import Retriever, Weights, add_context, fuse, lucene_query
 from .settings import ID_PATTERN, SESSION_OVERRIDABLE, MemoryConfig
 from .tiers import GraphStore, HotTier
 from .working import WorkingMemory
@@ -102,6 +104,7 @@ class RecallQuery(BaseModel):
     limit: int = 3
     auto_promote: bool = True
     types: list[MemoryType] | None = None
+    retriever: Retriever = Retriever.HYBRID
 
 
 class MaintenanceReport(BaseModel):
@@ -163,6 +166,7 @@ class MemoryService:
         rules: MemoryRules | None = None,
         demotion: DemotionPolicy | None = None,
         metrics: Metrics | None = None,
+        weights: Weights | None = None,
         entities: EntityMemory | None = None,
         episodes: EpisodicMemory | None = None,
     ) -> None:
@@ -177,6 +181,7 @@ class MemoryService:
             timedelta(seconds=self.config.demote_after_idle_seconds)
         )
         self.metrics = metrics or Metrics()
+        self.weights = weights or Weights()
         self.entities = entities
         self.episodes = episodes
         self.working = WorkingMemory()
@@ -315,9 +320,10 @@ class MemoryService:
         valid = [self._validate_add(s) for s in specs]
         counts = self.tokens.count_many([s.content for s in valid])
         now = utcnow()
+        clock = time.time_ns()
         by_session: dict[str, list[MemoryItem]] = {}
         items: list[MemoryItem] = []
-        for spec, n in zip(valid, counts, strict=True):
+        for offset, (spec, n) in enumerate(zip(valid, counts, strict=True)):
             item = MemoryItem(
                 id=f"mem_{uuid.uuid4().hex}",
                 tenant=tenant,
@@ -333,6 +339,7 @@ class MemoryService:
                 token_count=n,
                 content_hash=content_hash(spec.content),
                 metadata=spec.metadata,
+                seq=clock + offset,
             )
             items.append(item)
             by_session.setdefault(item.session_id, []).append(item)
@@ -547,26 +554,66 @@ class MemoryService:
     # --- recall and search ------------------------------------------------------------------
     async def _rank(
         self, tenant: str, q: RecallQuery
-    ) -> tuple[list[tuple[MemoryItem, float]], list[float]]:
+    ) -> tuple[list[tuple[MemoryItem, float, float]], list[float]]:
+        """(memory, ranking score, cosine similarity) best first, and the query vector."""
         self._validate_query(q.query)
         self._validate_limit(q.limit)
         self._validate_scope(q.session_id, q.user_id)
         (vector,) = await asyncio.to_thread(self.embedder.embed, [q.query])
-        query_vector = vector.tolist()
-        ranked = await self.graph.vector_search(
-            tenant,
-            query_vector,
-            q.limit,
-            session_id=q.session_id,
-            user_id=q.user_id,
-            types=q.types,
+        query_vector: list[float] = vector.tolist()
+        scope: dict[str, Any] = {"session_id": q.session_id, "user_id": q.user_id}
+        if q.retriever is Retriever.VECTOR:
+            hits = await self.graph.vector_search(
+                tenant, query_vector, q.limit, types=q.types, **scope
+            )
+            return [(i, s, s) for i, s in hits], query_vector
+        lucene = lucene_query(q.query, scope_token(tenant))
+        if q.retriever is Retriever.FULLTEXT:
+            text = (
+                await self.graph.fulltext_search(
+                    tenant, lucene, query_vector, q.limit, types=q.types, **scope
+                )
+                if lucene
+                else []
+            )
+            return [(i, s, c) for i, s, c in text], query_vector
+        w = self.weights
+        vector_hits, text_hits, entity_hits = await asyncio.gather(
+            self.graph.vector_search(tenant, query_vector, w.candidates, types=q.types, **scope),
+            self.graph.fulltext_search(
+                tenant, lucene, query_vector, w.candidates, types=q.types, **scope
+            )
+            if lucene
+            else asyncio.sleep(0, result=[]),
+            self._entity_hits(tenant, q),
         )
-        return ranked, query_vector
+        pool = fuse(vector_hits, text_hits, entity_hits, w)
+        if w.context > 0 and pool:
+            head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
+            near = await self.graph.neighbours(tenant, [c.item.id for c in head], query_vector)
+            add_context(pool, near, w)
+        ranked = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
+        if q.types:
+            ranked = [c for c in ranked if c.item.type in q.types]
+        return [(c.item, c.score, c.cosine) for c in ranked[: q.limit]], query_vector
+
+    async def _entity_hits(self, tenant: str, q: RecallQuery) -> dict[str, float]:
+        """Share of the query's entities each in-scope memory mentions."""
+        if self.entities is None or self.weights.entity <= 0:
+            return {}
+        (found,) = await self.entities.extract_texts([q.query])
+        keys = await self.entities.keys_for(tenant, found)
+        if not keys:
+            return {}
+        matched = await self.graph.memories_mentioning(
+            tenant, keys, self.weights.candidates, session_id=q.session_id, user_id=q.user_id
+        )
+        return {item_id: n / len(keys) for item_id, n in matched.items()}
 
     async def search(self, tenant: str, q: RecallQuery) -> list[ScoredMemory]:
         """The recall ranking of warm and cold memories, without side effects."""
         ranked, _ = await self._rank(tenant, q)
-        return [ScoredMemory(item=i, score=s) for i, s in ranked]
+        return [ScoredMemory(item=i, score=s, similarity=c) for i, s, c in ranked]
 
     async def _hot_hits(
         self, tenant: str, q: RecallQuery, query_vector: list[float], config: MemoryConfig
@@ -596,7 +643,10 @@ class MemoryService:
         started = time.perf_counter()
         config = await self.session_config(tenant, q.session_id) if q.session_id else self.config
         ranked, query_vector = await self._rank(tenant, q)
-        scores = {item.id: score for item, score in ranked}
+        # Ranking uses the fused score; relevance, promotion and hits use the cosine
+        # similarity, the scale seed 004's thresholds are written in.
+        ranking = {item.id: score for item, score, _ in ranked}
+        scores = {item.id: max(0.0, min(1.0, cosine)) for item, _, cosine in ranked}
         now = utcnow()
         updated = {
             i.id: i
@@ -604,7 +654,7 @@ class MemoryService:
                 tenant, list(scores.items()), now, config.warm_access_threshold
             )
         }
-        items = [updated.get(item.id, item) for item, _ in ranked]
+        items = [updated.get(item.id, item) for item, _, _ in ranked]
         hot_hits = await self._hot_hits(tenant, q, query_vector, config)
         if hot_hits and q.session_id:
             touched = [
@@ -636,8 +686,10 @@ class MemoryService:
         return RecallResult(
             items=items,
             promoted=promoted,
-            scores=[ScoredMemory(item=i, score=scores[i.id]) for i in items],
-            hot_hits=[ScoredMemory(item=i, score=s) for i, s in hot_hits],
+            scores=[
+                ScoredMemory(item=i, score=ranking[i.id], similarity=scores[i.id]) for i in items
+            ],
+            hot_hits=[ScoredMemory(item=i, score=s, similarity=s) for i, s in hot_hits],
         )
 
     # --- promotion ------------------------------------------------------------------------

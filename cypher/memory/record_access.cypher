@@ -9,4 +9,4 @@ SET m.tier = CASE
     WHEN m.tier = 'cold' AND m.accessCount > $warmAccessThreshold THEN 'warm'
     ELSE m.tier END
 RETURN m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount, .lastAccessedAt,
-          .createdAt, .relevanceScore, .tokenCount, .contentHash, .metadata} AS memory
+          .createdAt, .relevanceScore, .tokenCount, .contentHash, .metadata, .seq} AS memory

@@ -16,6 +16,8 @@ SET m.sessionId = it.sessionId,
     m.tokenCount = it.tokenCount,
     m.contentHash = it.contentHash,
     m.metadata = it.metadata,
+    m.seq = it.seq,
+    m.scopeToken = it.scopeToken,
     m.spilledAt = datetime()
 WITH m, it
 CALL db.create.setNodeVectorProperty(m, 'embedding', it.embedding)

@@ -10,5 +10,5 @@ WITH m, vector.similarity.cosine(m.embedding, $embedding) AS score
 ORDER BY score DESC
 LIMIT $limit
 RETURN m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount, .lastAccessedAt,
-          .createdAt, .relevanceScore, .tokenCount, .contentHash, .metadata} AS memory,
+          .createdAt, .relevanceScore, .tokenCount, .contentHash, .metadata, .seq} AS memory,
        score

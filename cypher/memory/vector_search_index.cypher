@@ -8,7 +8,7 @@ WHERE m.tenant = $tenant
   AND m.tier IN $tiers
   AND ($types IS NULL OR m.type IN $types)
 RETURN m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount, .lastAccessedAt,
-          .createdAt, .relevanceScore, .tokenCount, .contentHash, .metadata} AS memory,
+          .createdAt, .relevanceScore, .tokenCount, .contentHash, .metadata, .seq} AS memory,
        score
 ORDER BY score DESC
 LIMIT $limit

@@ -1,2 +1,4 @@
-// Lexical (BM25) recall over memory content.
-CREATE FULLTEXT INDEX memory_content IF NOT EXISTS FOR (m:Memory) ON EACH [m.content];
+// Lexical (BM25) recall over memory content. scopeToken (one token per tenant) lets a
+// query filter by tenant inside Lucene, before ranking, instead of after it.
+CREATE FULLTEXT INDEX memory_fulltext IF NOT EXISTS FOR (m:Memory) ON EACH [m.content, m.scopeToken];
+CREATE INDEX memory_tenant_session_seq IF NOT EXISTS FOR (m:Memory) ON (m.tenant, m.sessionId, m.seq);

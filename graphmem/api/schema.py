@@ -15,6 +15,7 @@ from ..episodes import EpisodicMemory
 from ..errors import BadInput, Unavailable
 from ..manager import MemoryKind, MemoryManager
 from ..models import MemoryType
+from ..retrieval import Retriever
 from ..service import MemoryService, RecallQuery
 from ..settings import PersonaConfig
 from .errors import TypedErrors
@@ -292,6 +293,7 @@ class Query:
         user_id: strawberry.ID | None = None,
         limit: int = 10,
         types: list[MemoryType] | None = None,
+        retriever: Retriever = Retriever.HYBRID,
     ) -> list[ScoredMemory]:
         service, tenant = _ctx(info)
         q = RecallQuery(
@@ -301,6 +303,7 @@ class Query:
             limit=limit,
             types=types,
             auto_promote=False,
+            retriever=retriever,
         )
         return [ScoredMemory.of(s) for s in await service.search(tenant, q)]
 
@@ -348,6 +351,7 @@ class Mutation:
             limit=input.limit,
             auto_promote=input.auto_promote,
             types=input.types,
+            retriever=input.retriever,
         )
         return RecallResult.of(await service.recall(tenant, q))
 

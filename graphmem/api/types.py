@@ -13,6 +13,7 @@ from ..entities import EntityType
 from ..episodes import StepStatus
 from ..manager import MemoryKind
 from ..models import MemoryType, Tier
+from ..retrieval import Retriever
 from ..settings import MemoryConfig
 
 # Registers the domain enums as GraphQL enums (strawberry annotates the class in place).
@@ -122,20 +123,25 @@ class SpillResult:
         )
 
 
+strawberry.enum(Retriever, name="Retriever")
+
+
 @strawberry.type
 class ItemScore:
     item_id: strawberry.ID
-    score: float
+    score: float = strawberry.field(description="Ranking score (fused for HYBRID)")
+    similarity: float = strawberry.field(description="Cosine similarity to the query, 0-1")
 
 
 @strawberry.type
 class ScoredMemory:
     item: MemoryItem
-    score: float
+    score: float = strawberry.field(description="Ranking score (fused for HYBRID)")
+    similarity: float = strawberry.field(description="Cosine similarity to the query, 0-1")
 
     @classmethod
     def of(cls, s: models.ScoredMemory) -> ScoredMemory:
-        return cls(item=MemoryItem.of(s.item), score=s.score)
+        return cls(item=MemoryItem.of(s.item), score=s.score, similarity=s.similarity)
 
 
 @strawberry.type
@@ -152,7 +158,10 @@ class RecallResult:
         return cls(
             items=[MemoryItem.of(i) for i in r.items],
             promoted=[strawberry.ID(i) for i in r.promoted],
-            scores=[ItemScore(item_id=strawberry.ID(s.item.id), score=s.score) for s in r.scores],
+            scores=[
+                ItemScore(item_id=strawberry.ID(s.item.id), score=s.score, similarity=s.similarity)
+                for s in r.scores
+            ],
             hot_hits=[ScoredMemory.of(h) for h in r.hot_hits],
         )
 
@@ -228,6 +237,7 @@ class RecallInput:
     limit: int = 3
     auto_promote: bool = True
     types: list[MemoryType] | None = None
+    retriever: Retriever = Retriever.HYBRID
 
 
 strawberry.enum(EntityType, name="EntityType")

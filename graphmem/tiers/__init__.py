@@ -61,6 +61,36 @@ class GraphStore(Protocol):
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = ...,
     ) -> list[tuple[MemoryItem, float]]: ...
+    async def fulltext_search(
+        self,
+        tenant: str,
+        lucene: str,
+        embedding: Sequence[float],
+        limit: int,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        types: Sequence[MemoryType] | None = None,
+        tiers: Sequence[str] = ...,
+    ) -> list[tuple[MemoryItem, float, float]]: ...
+    async def neighbours(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        embedding: Sequence[float],
+        window: int = 1,
+        tiers: Sequence[str] = ...,
+    ) -> list[tuple[str, MemoryItem, float]]: ...
+    async def memories_mentioning(
+        self,
+        tenant: str,
+        keys: Sequence[str],
+        limit: int,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        tiers: Sequence[str] = ...,
+    ) -> dict[str, int]: ...
     async def record_access(
         self,
         tenant: str,

@@ -19,7 +19,7 @@ from ..errors import GraphmemError, Unavailable
 from ..models import MemoryItem, MemoryType, Tier, TierCount
 
 GRAPH_TIERS = (Tier.WARM.value, Tier.COLD.value)
-INDEX_NAMES = ["memory_embedding", "memory_content"]
+INDEX_NAMES = ["memory_embedding", "memory_fulltext"]
 
 
 class Neo4jGraphStore:
@@ -136,6 +136,90 @@ class Neo4jGraphStore:
             if len(records) >= limit or k >= 100_000:
                 return [self._scored(tenant, r) for r in records]
             k *= 10
+
+    async def fulltext_search(
+        self,
+        tenant: str,
+        lucene: str,
+        embedding: Sequence[float],
+        limit: int,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        types: Sequence[MemoryType] | None = None,
+        tiers: Sequence[str] = GRAPH_TIERS,
+    ) -> list[tuple[MemoryItem, float, float]]:
+        """(memory, BM25 score, cosine to the query) through the fulltext index; ``lucene``
+        already pins the tenant's token."""
+        records = await self.run(
+            "memory/fulltext_search",
+            {
+                "tenant": tenant,
+                "lucene": lucene,
+                "sessionId": session_id,
+                "userId": user_id,
+                "tiers": list(tiers),
+                "types": [t.value for t in types] if types else None,
+                "k": max(limit * 4, 100),
+                "limit": limit,
+                "embedding": list(map(float, embedding)),
+            },
+        )
+        return [
+            (MemoryItem.from_graph(tenant, r["memory"]), float(r["score"]), float(r["cosine"]))
+            for r in records
+        ]
+
+    async def neighbours(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        embedding: Sequence[float],
+        window: int = 1,
+        tiers: Sequence[str] = GRAPH_TIERS,
+    ) -> list[tuple[str, MemoryItem, float]]:
+        """(of, neighbour, cosine to the query) for the turns around each memory."""
+        if not ids:
+            return []
+        records = await self.run(
+            "memory/neighbours",
+            {
+                "tenant": tenant,
+                "ids": list(ids),
+                "embedding": list(map(float, embedding)),
+                "window": window,
+                "tiers": list(tiers),
+            },
+        )
+        return [
+            (r["of"], MemoryItem.from_graph(tenant, r["memory"]), float(r["cosine"] or 0.0))
+            for r in records
+        ]
+
+    async def memories_mentioning(
+        self,
+        tenant: str,
+        keys: Sequence[str],
+        limit: int,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        tiers: Sequence[str] = GRAPH_TIERS,
+    ) -> dict[str, int]:
+        if not keys:
+            return {}
+        records = await self.run(
+            "entity/memories_mentioning",
+            {
+                "tenant": tenant,
+                "keys": list(keys),
+                "sessionId": session_id,
+                "userId": user_id,
+                "tiers": list(tiers),
+                "limit": limit,
+            },
+        )
+        return {r["id"]: int(r["matched"]) for r in records}
 
     @staticmethod
     def _scored(tenant: str, record: neo4j.Record) -> tuple[MemoryItem, float]:

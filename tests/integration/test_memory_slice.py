@@ -25,7 +25,7 @@ mutation Recall($input: RecallInput!) {
   recall(input: $input) {
     items { id content tier accessCount relevanceScore metadata }
     promoted
-    scores { itemId score }
+    scores { itemId score similarity }
   }
 }"""
 STATUS = """
@@ -127,10 +127,11 @@ async def test_recall_returns_budget_first_and_tracks_access(api: Api) -> None:
     assert recall["items"][0]["accessCount"] == 1
     assert len(recall["items"]) == 3
     scores = [s["score"] for s in recall["scores"]]
-    assert scores == sorted(scores, reverse=True)
-    assert 0.0 <= scores[-1] <= scores[0] <= 1.0
-    # relevance = (old + new) / 2 with the stored 1.0 of a fresh item
-    assert abs(recall["items"][0]["relevanceScore"] - (1.0 + scores[0]) / 2) < 1e-6
+    assert scores == sorted(scores, reverse=True)  # ranked by the fused score
+    similarity = recall["scores"][0]["similarity"]
+    assert all(0.0 <= s["similarity"] <= 1.0 for s in recall["scores"])
+    # relevance = (old + new) / 2 with the stored 1.0 of a fresh item, on the cosine scale
+    assert abs(recall["items"][0]["relevanceScore"] - (1.0 + similarity) / 2) < 1e-6
     # search ranks the same way but records nothing
     hits = await api.data(SEARCH, {"q": "what was the budget?", "s": "s1", "limit": 3})
     assert hits["search"][0]["item"]["id"] == budget["id"]

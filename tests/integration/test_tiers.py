@@ -141,7 +141,7 @@ async def test_frequent_recall_warms_then_promotes_below_the_threshold(
     promoted_at = None
     for n in range(1, 6):
         data = (await api.data(RECALL, {"input": {"sessionId": "s", "query": query}}))["recall"]
-        score = data["scores"][0]["score"]
+        score = data["scores"][0]["similarity"]
         assert 0.3 <= score <= 0.85, score  # relevant, but never above promoteThreshold
         if data["promoted"]:
             promoted_at = n

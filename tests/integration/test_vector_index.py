@@ -21,7 +21,7 @@ async def test_migration_is_idempotent_and_indexes_are_online(service: MemorySer
     config = state["memory_embedding"]["options"]["indexConfig"]
     assert config["vector.dimensions"] == service.embedder.dimension == 384
     assert config["vector.similarity_function"] == "COSINE"
-    assert state["memory_content"]["type"] == "FULLTEXT"
+    assert state["memory_fulltext"]["type"] == "FULLTEXT"
 
 
 async def test_query_nodes_returns_the_nearest_neighbour(stack: Stack) -> None:

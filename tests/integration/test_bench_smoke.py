@@ -46,3 +46,11 @@ def test_entities_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     assert result["resolution"]["mentions"] > 0
     assert result["spill_items_per_s"]["entities_on"] > 0
     assert result["ner_docs_per_s"]["tok2vec+ner"] > 0
+
+
+def test_locomo_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.locomo", tmp_path / "l.json", stack)
+    assert set(result["retrievers"]) == {"hybrid", "fulltext", "vector"}
+    for summary in result["retrievers"].values():
+        assert summary["questions"] > 0
+        assert 0.0 <= summary["r5"] <= summary["r10"] <= 1.0

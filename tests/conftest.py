@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -254,3 +255,53 @@ async def live_api(stack: Stack) -> AsyncIterator[LiveApi]:
     finally:
         server.should_exit = True
         await task
+
+
+def stack_env(stack: Stack, **extra: str) -> dict[str, str]:
+    """The environment for a graphmem subprocess on the test stack (no stray GRAPHMEM_*)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env |= {
+        "NEO4J_URI": stack.neo4j_uri,
+        "REDIS_URL": stack.redis_url,
+        "NEO4J_USER": stack.neo4j_user,
+        "NEO4J_PASSWORD": stack.neo4j_password,
+    }
+    return env | extra
+
+
+def start_server(env: dict[str, str], port: int, timeout: float = 60) -> subprocess.Popen[bytes]:
+    """`graphmem serve` as a real process, returned once /readyz answers 200."""
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphmem.cli", "serve"],
+        cwd=ROOT,
+        env=env | {"GRAPHMEM_PORT": str(port)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            output = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            raise AssertionError(f"graphmem serve exited:\n{output[-3000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("graphmem serve did not become ready")
+
+
+async def run_cypher(stack: Stack, query: str, **params: Any) -> list[dict[str, Any]]:
+    """A query of the test's own over Bolt, to look at the graph behind the API."""
+    from neo4j import AsyncGraphDatabase
+
+    driver = AsyncGraphDatabase.driver(
+        stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
+    )
+    async with driver:
+        records, _, _ = await driver.execute_query(query, params)
+    return [dict(r) for r in records]

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from neo4j import AsyncGraphDatabase
-
-from tests.conftest import Api, Stack
+from tests.conftest import Api, Stack, run_cypher
 
 ADD = "mutation($i: AddMemoryInput!) { addMemory(input: $i) { id } }"
 SPILL = "mutation($s: ID!) { spill(sessionId: $s, count: 100) { spilledCount } }"
@@ -38,13 +36,7 @@ async def remember(
     return ids
 
 
-async def cypher(stack: Stack, query: str, **params: Any) -> list[dict[str, Any]]:
-    driver = AsyncGraphDatabase.driver(
-        stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
-    )
-    async with driver:
-        records, _, _ = await driver.execute_query(query, params)
-    return [dict(r) for r in records]
+cypher = run_cypher
 
 
 async def test_seed_003_sentence_gives_places_relations_and_user_mentions(

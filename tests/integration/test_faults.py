@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ from neo4j import GraphDatabase
 from graphmem.builder import MemoryBuilder
 from graphmem.services import LocalStack
 from graphmem.settings import Settings
-from tests.conftest import ROOT, Stack, free_port, new_tenant
+from tests.conftest import ROOT, Stack, free_port, new_tenant, stack_env, start_server
 
 
 def own_stack_settings(tmp_path: Path, **overrides: Any) -> Settings:
@@ -105,34 +104,14 @@ async def test_a_neo4j_down_during_1000_adds_loses_and_duplicates_nothing(
 
 
 def serve(stack: Stack, port: int, key: str, tenant: str) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | {
-        "NEO4J_URI": stack.neo4j_uri,
-        "REDIS_URL": stack.redis_url,
-        "NEO4J_PASSWORD": stack.neo4j_password,
-        "GRAPHMEM_PORT": str(port),
-        "GRAPHMEM_API_KEYS": f"{key}={tenant}",
-        "GRAPHMEM_MEMORY__AUTO_SPILL_ENABLED": "false",
-        "GRAPHMEM_MEMORY__SPILL_BATCH_SIZE": "50",
-        "GRAPHMEM_MAINTENANCE_ENABLED": "false",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "graphmem.cli", "serve"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    env = stack_env(
+        stack,
+        GRAPHMEM_API_KEYS=f"{key}={tenant}",
+        GRAPHMEM_MEMORY__AUTO_SPILL_ENABLED="false",
+        GRAPHMEM_MEMORY__SPILL_BATCH_SIZE="50",
+        GRAPHMEM_MAINTENANCE_ENABLED="false",
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "graphmem serve exited"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("graphmem serve did not become ready")
+    return start_server(env, port)
 
 
 def test_b_api_killed_mid_spill_then_rerun_loses_and_duplicates_nothing(stack: Stack) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from neo4j import AsyncGraphDatabase
-
-from tests.conftest import Api, Stack, running
+from tests.conftest import Api, Stack, run_cypher, running
 
 ADD = """
 mutation Add($input: AddMemoryInput!) {
@@ -77,15 +75,12 @@ async def test_spill_writes_embedded_memory_to_neo4j_and_leaves_redis(
     assert result["targetTier"] == "COLD"
     assert (await api.data(HOT, {"s": "s1"}))["hot"] == []
 
-    driver = AsyncGraphDatabase.driver(
-        stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
+    records = await run_cypher(
+        stack,
+        "MATCH (s:Session {tenant: $t, id: 's1'})-[:HAS_MEMORY]->(m:Memory {tenant: $t}) "
+        "RETURN m.id AS id, m.tier AS tier, size(m.embedding) AS dims, m.content AS content",
+        t=tenant,
     )
-    async with driver:
-        records, _, _ = await driver.execute_query(
-            "MATCH (s:Session {tenant: $t, id: 's1'})-[:HAS_MEMORY]->(m:Memory {tenant: $t}) "
-            "RETURN m.id AS id, m.tier AS tier, size(m.embedding) AS dims, m.content AS content",
-            {"t": tenant},
-        )
     assert [(r["id"], r["tier"], r["dims"], r["content"]) for r in records] == [
         (item["id"], "cold", 384, "The budget is $50K")
     ]

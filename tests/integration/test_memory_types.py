@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from neo4j import AsyncGraphDatabase
-
-from tests.conftest import Api, Stack
+from tests.conftest import Api, Stack, run_cypher
 
 REMEMBER = """mutation($i: RememberInput!) { remember(input: $i) {
   kind memoryId episodeId recordId working message { role content } } }"""
@@ -178,21 +176,17 @@ async def test_forget_user_removes_everything_they_own_and_nothing_else(
     )["forgetUser"]
     assert done["hotMemories"] == 1 and done["graphMemories"] == 1
     assert done["sessions"] == 1 and done["entities"] >= 2  # Zoe, Mount Inari ...
-    driver = AsyncGraphDatabase.driver(
-        stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
-    )
-    async with driver:
-        records, _, _ = await driver.execute_query(
-            """
+    (row,) = await run_cypher(
+        stack,
+        """
           RETURN count { MATCH (m:Memory {tenant: $t, userId: 'zoe'}) } AS memories,
                  count { MATCH (u:User {tenant: $t, id: 'zoe'}) } AS users,
                  count { MATCH (e:Entity {tenant: $t}) WHERE NOT (:Memory)-[:MENTIONS]->(e) }
                    AS orphans,
                  COLLECT { MATCH (e:Entity {tenant: $t}) RETURN e.name } AS names,
                  count { MATCH (:Session {tenant: $t, id: 'z1'}) } AS sessions""",
-            {"t": tenant},
-        )
-    row = dict(records[0])
+        t=tenant,
+    )
     assert (row["memories"], row["users"], row["orphans"], row["sessions"]) == (0, 0, 0, 0)
     assert "Kyoto" in row["names"] and "Yuki" in row["names"] and "Zoe" not in row["names"]
     assert (await api.data('{ hot(sessionId: "z2") { id } }'))["hot"] == []

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from graphmem.service import RecallQuery
-from tests.conftest import ROOT, Stack
+from tests.conftest import ROOT, Stack, stack_env, start_server
 
 
 def free_port() -> int:
@@ -54,33 +51,9 @@ async def clear_demo_session(stack: Stack) -> None:
 def server(stack: Stack, tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     asyncio.run(clear_demo_session(stack))
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | {
-        "NEO4J_URI": stack.neo4j_uri,
-        "REDIS_URL": stack.redis_url,
-        "NEO4J_USER": stack.neo4j_user,
-        "NEO4J_PASSWORD": stack.neo4j_password,
-        "GRAPHMEM_HOME": str(tmp_path / "home"),
-        "GRAPHMEM_PORT": str(port),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "graphmem.cli", "serve"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    env = stack_env(stack, GRAPHMEM_HOME=str(tmp_path / "home"), GRAPHMEM_PORT=str(port))
+    proc = start_server(env, port)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
-            time.sleep(0.3)
-        else:
-            pytest.fail("graphmem serve did not become ready")
         yield port, env
     finally:
         proc.terminate()

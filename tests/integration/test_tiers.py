@@ -9,25 +9,20 @@ from typing import Any
 
 import httpx
 import pytest
-from neo4j import AsyncGraphDatabase
 
 from graphmem.builder import MemoryBuilder
 from graphmem.service import MemoryService, RecallQuery
-from tests.conftest import Api, LiveApi, Stack
+from tests.conftest import Api, LiveApi, Stack, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
 
 
 async def graph_nodes(stack: Stack, tenant: str) -> list[dict[str, Any]]:
-    driver = AsyncGraphDatabase.driver(
-        stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
+    return await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $t}) RETURN m.id AS id, m.tier AS tier, "
+        "m.accessCount AS accessCount, size(m.embedding) AS dims, m.content AS content",
+        t=tenant,
     )
-    async with driver:
-        records, _, _ = await driver.execute_query(
-            "MATCH (m:Memory {tenant: $t}) RETURN m.id AS id, m.tier AS tier, "
-            "m.accessCount AS accessCount, size(m.embedding) AS dims, m.content AS content",
-            {"t": tenant},
-        )
-    return [dict(r) for r in records]
 
 
 async def build(stack: Stack, **rules: Any) -> MemoryService:

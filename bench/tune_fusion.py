@@ -41,8 +41,23 @@ async def raw_candidates(
     )
     entity_hits = await service._entity_hits(tenant, RecallQuery(query=question, user_id=user))
     ids = list({i.id for i, _ in vector_hits} | {i.id for i, _, _ in text_hits})
-    near = await service.graph.neighbours(tenant, ids, q)
+    near = await service.graph.neighbours(tenant, ids, q, window=2)
     return {"vector": vector_hits, "text": text_hits, "entity": entity_hits, "near": near}
+
+
+def adjacent(pool: dict[str, Any], near: list[Any]) -> list[Any]:
+    kept = []
+    groups: dict[str, list[Any]] = {}
+    for n in near:
+        groups.setdefault(n[0], []).append(n)
+    for of, items in groups.items():
+        anchor = pool[of].item.seq
+        before = [n for n in items if n[1].seq < anchor]
+        after = [n for n in items if n[1].seq > anchor]
+        kept += (
+            sorted(before, key=lambda n: -n[1].seq)[:1] + sorted(after, key=lambda n: n[1].seq)[:1]
+        )
+    return kept
 
 
 def rank(raw: dict[str, Any], w: Weights) -> list[str]:
@@ -52,7 +67,10 @@ def rank(raw: dict[str, Any], w: Weights) -> list[str]:
             c.item.id
             for c in sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
         }
-        add_context(pool, [n for n in raw["near"] if n[0] in head], w)
+        near = [n for n in raw["near"] if n[0] in head]
+        if w.context_window == 1:  # the fetch had two on each side: keep the adjacent one
+            near = adjacent(pool, near)
+        add_context(pool, near, w)
     ordered = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
     return [c.item.metadata.get("dia_id") for c in ordered[:10]]
 
@@ -89,16 +107,29 @@ async def main() -> None:
                     "mutation($u: ID!) { forgetUser(userId: $u) { sessions } }",
                     {"u": conversation["sample_id"]},
                 )
+    # text weight fixed (only ratios matter with vector); context, window, decay, session
     grid = itertools.product(
-        [0.4, 0.55, 0.7, 0.85],
-        [0.2, 0.3, 0.45, 0.6],
-        [0.0, 0.15, 0.3],
-        [0.0, 0.2, 0.35, 0.5, 0.7],
-        [20, 40, 100],
+        [0.55],
+        [0.3, 0.45, 0.6],
+        [0.0],
+        [0.2, 0.35, 0.5],
+        [20, 40],
+        [1, 2],
+        [0.5, 0.8],
+        [0.0, 0.1, 0.2],
     )
     scored = []
-    for text, vec, ent, ctx, pool in grid:
-        w = Weights(text=text, vector=vec, entity=ent, context=ctx, context_pool=pool)
+    for text, vec, ent, ctx, pool, window, decay, session in grid:
+        w = Weights(
+            text=text,
+            vector=vec,
+            entity=ent,
+            context=ctx,
+            context_pool=pool,
+            context_window=window,
+            context_decay=decay,
+            session=session,
+        )
         r10 = [len(set(rank(raw, w)) & ev) / len(ev) for _, ev, raw in cases]
         multi = [len(set(rank(raw, w)) & ev) / len(ev) for cat, ev, raw in cases if cat == 1]
         scored.append((sum(r10) / len(r10), sum(multi) / max(len(multi), 1), w))
@@ -106,7 +137,8 @@ async def main() -> None:
     for overall, multi, w in scored[:10]:
         print(
             f"R@10 {overall:.3f}  multi-hop {multi:.3f}  text {w.text} vector {w.vector} "
-            f"entity {w.entity} context {w.context} pool {w.context_pool}"
+            f"context {w.context} pool {w.context_pool} window {w.context_window} "
+            f"decay {w.context_decay} session {w.session}"
         )
     default = Weights()
     for overall, multi, w in scored:

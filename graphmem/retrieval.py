@@ -60,6 +60,12 @@ class Weights:
     candidates: int = 100
     #: how many of the best fused candidates look at their neighbouring turns
     context_pool: int = 20
+    #: how many turns on each side count as neighbours, and how much a turn two away
+    #: counts compared with the adjacent one
+    context_window: int = 1
+    context_decay: float = 0.5
+    #: share of the best score in a memory's session that the memory receives
+    session: float = 0.0
 
 
 def terms(text: str) -> list[str]:
@@ -126,15 +132,40 @@ def add_context(
     neighbours: Sequence[tuple[str, MemoryItem, float]],
     weights: Weights,
 ) -> None:
-    """Every memory gains ``context`` times the best base score among its neighbouring turns;
+    """Every memory gains ``context`` times the best (distance-decayed) base score among
+    its neighbouring turns, and ``session`` times the best base score of its session;
     neighbours not yet in the pool join it on their own cosine."""
-    around: dict[str, list[str]] = {}
-    for of, item, cosine in neighbours:
+    around: dict[str, dict[str, float]] = {}
+    for _, item, cosine in neighbours:
         if item.id not in pool:
             pool[item.id] = Candidate(item, cosine=cosine, base=weights.vector * max(cosine, 0.0))
             pool[item.id].sources.add("context")
-        around.setdefault(of, []).append(item.id)
-        around.setdefault(item.id, []).append(of)
+    by_of: dict[str, list[MemoryItem]] = {}
+    for of, item, _ in neighbours:
+        by_of.setdefault(of, []).append(item)
+    for of, items in by_of.items():
+        anchor = pool[of].item.seq if of in pool else None
+        before = sorted(
+            (i for i in items if anchor is None or i.seq < anchor), key=lambda i: -i.seq
+        )
+        after = sorted(
+            (i for i in items if anchor is not None and i.seq > anchor), key=lambda i: i.seq
+        )
+        for side in (before, after):
+            for distance, item in enumerate(side, start=1):
+                factor = weights.context_decay ** (distance - 1)
+                for a, b in ((of, item.id), (item.id, of)):
+                    links = around.setdefault(a, {})
+                    links[b] = max(links.get(b, 0.0), factor)
+    best_in_session: dict[str, float] = {}
+    for c in pool.values():
+        key = c.item.session_id
+        best_in_session[key] = max(best_in_session.get(key, 0.0), c.base)
     for item_id, c in pool.items():
-        best = max((pool[n].base for n in around.get(item_id, []) if n in pool), default=0.0)
-        c.score = c.base + weights.context * best
+        best = max(
+            (pool[n].base * f for n, f in around.get(item_id, {}).items() if n in pool),
+            default=0.0,
+        )
+        c.score = (
+            c.base + weights.context * best + weights.session * best_in_session[c.item.session_id]
+        )

@@ -590,7 +590,9 @@ class MemoryService:
         pool = fuse(vector_hits, text_hits, entity_hits, w)
         if w.context > 0 and pool:
             head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
-            near = await self.graph.neighbours(tenant, [c.item.id for c in head], query_vector)
+            near = await self.graph.neighbours(
+                tenant, [c.item.id for c in head], query_vector, window=w.context_window
+            )
             add_context(pool, near, w)
         ranked = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
         if q.types:

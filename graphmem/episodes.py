@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from .enrich.embed import Embedder
-from .errors import BadInput, NotFound
+from .errors import BadInput, Forbidden, NotFound
 from .models import utcnow
 from .tiers.episodes import EpisodeStore
 
@@ -249,7 +249,11 @@ class EpisodicMemory:
         status: StepStatus = StepStatus.SUCCEEDED,
         started_at: Any = None,
         ended_at: Any = None,
+        owner: str | None = None,
+        generation: int | None = None,
     ) -> dict[str, Any]:
+        """Append a step. A task with an owner only takes steps from the handle
+        (owner, generation) that is current: seed 001's transfer state."""
         if not action.strip():
             raise BadInput("action: must not be empty", field="action")
         now = utcnow()
@@ -263,11 +267,49 @@ class EpisodicMemory:
                 "status": StepStatus(status).value,
                 "startedAt": started_at or now,
                 "endedAt": ended_at or now,
+                "owner": owner,
+                "generation": generation,
             },
         )
         if step is None:
-            raise NotFound(f"no task {task_id}", taskId=task_id)
+            task = (await self.task(tenant, task_id))["task"]  # NOT_FOUND when missing
+            raise _stale(task_id, task["owner"], task["generation"], owner, generation)
         return step
+
+    async def transfer(
+        self,
+        tenant: str,
+        task_id: str,
+        from_owner: str | None,
+        generation: int,
+        to_owner: str,
+        reason: str = "",
+    ) -> dict[str, Any]:
+        """Hand the task on: only the current handle may, the generation goes up by one and
+        the hand-over joins the task's audit trail. Of concurrent transfers, one wins."""
+        if not to_owner.strip():
+            raise BadInput("toOwner: must not be empty", field="toOwner")
+        done = await self.store.transfer(
+            tenant,
+            task_id,
+            {
+                "fromOwner": from_owner,
+                "toOwner": to_owner,
+                "generation": generation,
+                "reason": reason,
+                "id": f"xfer_{uuid.uuid4().hex}",
+                "now": utcnow(),
+            },
+        )
+        if done is None:
+            raise NotFound(f"no task {task_id}", taskId=task_id)
+        if not done["moved"]:
+            raise _stale(task_id, done["owner"], done["generation"], from_owner, generation)
+        return {"owner": done["owner"], "generation": done["generation"]}
+
+    async def transfers(self, tenant: str, task_id: str) -> list[dict[str, Any]]:
+        await self.task(tenant, task_id)  # NOT_FOUND for an unknown task
+        return await self.store.transfers(tenant, task_id)
 
     async def complete_task(self, tenant: str, task_id: str, status: str) -> dict[str, Any]:
         task = await self.store.complete_task(tenant, task_id, status, utcnow())
@@ -297,6 +339,8 @@ class EpisodicMemory:
         lessons: Sequence[str] = (),
         metrics: dict[str, Any] | None = None,
         mappings: dict[str, str] | None = None,
+        owner: str | None = None,
+        generation: int | None = None,
     ) -> dict[str, Any]:
         if signature is None and structure is not None:
             signature = compute_signature(structure)
@@ -314,6 +358,8 @@ class EpisodicMemory:
                 step["action"],
                 step.get("result"),
                 StepStatus(step.get("status", StepStatus.SUCCEEDED)),
+                owner=owner,
+                generation=generation,
             )
         text = " ".join([description or "", outcome, *lessons])
         episode = await self.store.record_episode(
@@ -400,6 +446,17 @@ class EpisodicMemory:
         return [
             _decode_reflection(r) for r in await self.store.reflections(tenant, kind, signature)
         ]
+
+
+def _stale(
+    task_id: str, owner: Any, generation: Any, held_owner: Any, held_generation: Any
+) -> Forbidden:
+    return Forbidden(
+        f"task {task_id} is owned by {owner!r} at generation {generation}; the handle "
+        f"({held_owner!r}, generation {held_generation}) is stale",
+        owner=owner,
+        generation=generation,
+    )
 
 
 def _decode(episode: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from .types import (
     Step,
     StepInput,
     Task,
+    TaskHandle,
     UserEntity,
     to_datetime,
 )
@@ -146,7 +147,8 @@ class Query:
     async def task(self, info: Info[Any, Any], id: strawberry.ID) -> Task:
         episodes, tenant = _episodes(info)
         found = await episodes.task(tenant, str(id))
-        return Task.of(found["task"], found["steps"], found["episodes"])
+        transfers = await episodes.transfers(tenant, str(id))
+        return Task.of(found["task"], found["steps"], found["episodes"], transfers)
 
     @strawberry.field(
         description="Episodes like the query, by cosine similarity plus a boost of 0.6 for "
@@ -453,14 +455,50 @@ class Mutation:
         episodes, tenant = _episodes(info)
         return Task.of(await episodes.create_task(tenant, description, owner))
 
-    @strawberry.mutation(description="Append a step to a task (HAS_STEP {order}, NEXT).")
+    @strawberry.mutation(
+        description="Append a step to a task (HAS_STEP {order}, NEXT). A task with an owner "
+        "takes steps only from its current handle: owner and generation."
+    )
     async def add_step(
-        self, info: Info[Any, Any], task_id: strawberry.ID, input: StepInput
+        self,
+        info: Info[Any, Any],
+        task_id: strawberry.ID,
+        input: StepInput,
+        owner: str | None = None,
+        generation: int | None = None,
     ) -> Step:
         episodes, tenant = _episodes(info)
         return Step.of(
-            await episodes.add_step(tenant, str(task_id), input.action, input.result, input.status)
+            await episodes.add_step(
+                tenant,
+                str(task_id),
+                input.action,
+                input.result,
+                input.status,
+                owner=owner,
+                generation=generation,
+            )
         )
+
+    @strawberry.mutation(
+        description="Hand a task to its next owner (pipelines, seed 001): only the current "
+        "handle may; the generation goes up by one and the hand-over is audited. A stale "
+        "handle gets FORBIDDEN naming the current owner and generation."
+    )
+    async def transfer_task(
+        self,
+        info: Info[Any, Any],
+        task_id: strawberry.ID,
+        to_owner: str,
+        generation: int,
+        from_owner: str | None = None,
+        reason: str = "",
+    ) -> TaskHandle:
+        episodes, tenant = _episodes(info)
+        done = await episodes.transfer(
+            tenant, str(task_id), from_owner, generation, to_owner, reason
+        )
+        return TaskHandle(task_id=task_id, owner=done["owner"], generation=done["generation"])
 
     @strawberry.mutation(description="Close a task with its final status.")
     async def complete_task(

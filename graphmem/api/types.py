@@ -375,6 +375,8 @@ class Step:
     order: int
     started_at: datetime | None
     ended_at: datetime | None
+    owner: str | None = strawberry.field(description="The handle's owner that wrote it")
+    generation: int | None = strawberry.field(description="The handle's generation")
 
     @classmethod
     def of(cls, s: dict[str, Any]) -> Step:
@@ -386,7 +388,37 @@ class Step:
             order=int(s["order"]),
             started_at=to_datetime(s.get("startedAt")),
             ended_at=to_datetime(s.get("endedAt")),
+            owner=s.get("owner"),
+            generation=s.get("generation"),
         )
+
+
+@strawberry.type(description="One hand-over of a task (seed 001's transfer audit trail)")
+class Transfer:
+    from_owner: str | None
+    to_owner: str
+    from_generation: int
+    to_generation: int
+    reason: str | None
+    at: datetime | None
+
+    @classmethod
+    def of(cls, x: dict[str, Any]) -> Transfer:
+        return cls(
+            from_owner=x.get("fromOwner"),
+            to_owner=x["toOwner"],
+            from_generation=int(x["fromGeneration"]),
+            to_generation=int(x["toGeneration"]),
+            reason=x.get("reason") or None,
+            at=to_datetime(x.get("at")),
+        )
+
+
+@strawberry.type(description="Who may write a task's steps now")
+class TaskHandle:
+    task_id: strawberry.ID
+    owner: str | None
+    generation: int
 
 
 @strawberry.type
@@ -400,6 +432,7 @@ class Task:
     completed_at: datetime | None
     steps: list[Step]
     episode_ids: list[strawberry.ID]
+    transfers: list[Transfer]
 
     @classmethod
     def of(
@@ -407,6 +440,7 @@ class Task:
         t: dict[str, Any],
         steps: list[dict[str, Any]] | None = None,
         episodes: list[str] | None = None,
+        transfers: list[dict[str, Any]] | None = None,
     ) -> Task:
         return cls(
             id=strawberry.ID(t["id"]),
@@ -418,6 +452,7 @@ class Task:
             completed_at=to_datetime(t.get("completedAt")),
             steps=[Step.of(s) for s in steps or []],
             episode_ids=[strawberry.ID(e) for e in episodes or []],
+            transfers=[Transfer.of(x) for x in transfers or []],
         )
 
 

@@ -54,6 +54,20 @@ class EpisodeStore:
         )
         return dict(records[0]["task"]) if records else None
 
+    async def transfer(
+        self, tenant: str, task_id: str, transfer: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        records = await self.graph.run(
+            "episode/transfer_task",
+            {"tenant": tenant, "taskId": task_id, **transfer},
+            write=True,
+        )
+        return dict(records[0]) if records else None
+
+    async def transfers(self, tenant: str, task_id: str) -> list[dict[str, Any]]:
+        records = await self.graph.run("episode/transfers", {"tenant": tenant, "taskId": task_id})
+        return [dict(r["transfer"]) for r in records]
+
     async def get_task(self, tenant: str, task_id: str) -> dict[str, Any] | None:
         records = await self.graph.run("episode/get_task", {"tenant": tenant, "taskId": task_id})
         return dict(records[0]) if records else None

@@ -41,11 +41,12 @@ async def raw_candidates(
     )
     entity_hits = await service._entity_hits(tenant, RecallQuery(query=question, user_id=user))
     ids = list({i.id for i, _ in vector_hits} | {i.id for i, _, _ in text_hits})
-    near = await service.graph.neighbours(tenant, ids, q, window=2)
+    near = await service.graph.neighbours(tenant, ids, q, window=3)
     return {"vector": vector_hits, "text": text_hits, "entity": entity_hits, "near": near}
 
 
-def adjacent(pool: dict[str, Any], near: list[Any]) -> list[Any]:
+def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
+    """Of neighbours fetched three to a side, the ``window`` closest on each side."""
     kept = []
     groups: dict[str, list[Any]] = {}
     for n in near:
@@ -68,8 +69,7 @@ def rank(raw: dict[str, Any], w: Weights) -> list[str]:
             for c in sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
         }
         near = [n for n in raw["near"] if n[0] in head]
-        if w.context_window == 1:  # the fetch had two on each side: keep the adjacent one
-            near = adjacent(pool, near)
+        near = within(pool, near, w.context_window)
         add_context(pool, near, w)
     ordered = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
     return [c.item.metadata.get("dia_id") for c in ordered[:10]]
@@ -110,13 +110,13 @@ async def main() -> None:
     # text weight fixed (only ratios matter with vector); context, window, decay, session
     grid = itertools.product(
         [0.55],
-        [0.3, 0.45, 0.6],
+        [0.45],
         [0.0],
-        [0.2, 0.35, 0.5],
-        [20, 40],
-        [1, 2],
-        [0.5, 0.8],
-        [0.0, 0.1, 0.2],
+        [0.35, 0.5],
+        [20],
+        [2, 3],
+        [0.8, 1.0],
+        [0.2, 0.3, 0.45, 0.6],
     )
     scored = []
     for text, vec, ent, ctx, pool, window, decay, session in grid:

@@ -45,6 +45,8 @@ from .models import (
     utcnow,
 )
 from .policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
+from .retention import PrunePolicy
+from .retention import select as retention_select
 from .retrieval import Retriever, Weights, add_context, fuse, lucene_query
 from .settings import ID_PATTERN, SESSION_OVERRIDABLE, MemoryConfig
 from .tiers import GraphStore, HotTier
@@ -775,6 +777,99 @@ class MemoryService:
             "sessions": int(result["sessions"]),
             "entities": entities,
         }
+
+    # --- retention, stats and substring search (seed 001) -----------------------------------
+    async def prune(
+        self, tenant: str, policy: PrunePolicy | dict[str, Any], dry_run: bool = True
+    ) -> dict[str, Any]:
+        """Apply a retention policy to warm and cold memories; a dry run reports exactly
+        the ids an apply of the same policy removes (given no writes in between)."""
+        try:
+            policy = policy if isinstance(policy, PrunePolicy) else PrunePolicy(**policy)
+        except ValidationError as exc:
+            raise _bad_input(exc) from exc
+        self._validate_scope(policy.session_id, policy.user_id)
+        candidates = await self.graph.prune_candidates(
+            tenant,
+            [t.value for t in policy.tiers],
+            [t.value for t in policy.types] if policy.types else None,
+            policy.session_id,
+            policy.user_id,
+        )
+        ids = retention_select(candidates, policy, utcnow())
+        by_id = {c["id"]: c for c in candidates}
+        report: dict[str, Any] = {
+            "dryRun": dry_run,
+            "ids": ids,
+            "count": len(ids),
+            "bytes": sum(int(by_id[i]["bytes"] or 0) for i in ids),
+            "removed": 0,
+        }
+        if dry_run or not ids:
+            return report
+        for start in range(0, len(ids), 500):
+            done = await self.graph.delete_many(tenant, ids[start : start + 500])
+            report["removed"] += int(done["removed"])
+            if self.entities is not None and done["keys"]:
+                await self.entities.store.refresh(tenant, done["keys"])
+        return report
+
+    async def stats(
+        self, tenant: str, session_id: str | None = None, user_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Items, tokens and bytes per tier and type: the hot tier from Redis, the rest
+        from the graph."""
+        self._validate_scope(session_id, user_id)
+        rows = [
+            {
+                "tier": r["tier"],
+                "type": r["type"],
+                "items": int(r["items"]),
+                "tokens": int(r["tokens"]),
+                "bytes": int(r["bytes"]),
+            }
+            for r in await self.graph.stats(tenant, session_id, user_id)
+            if r["tier"] != Tier.HOT.value  # a promoted node's hot copy is counted below
+        ]
+        hot: dict[str, dict[str, int]] = {}
+        sessions = [session_id] if session_id else await self.hot_tier.sessions(tenant)
+        for sid in sessions:
+            for item in await self.hot_tier.items(tenant, sid):
+                if user_id is not None and item.user_id != user_id:
+                    continue
+                row = hot.setdefault(item.type.value, {"items": 0, "tokens": 0, "bytes": 0})
+                row["items"] += 1
+                row["tokens"] += item.token_count
+                row["bytes"] += len(item.content)
+        rows += [{"tier": "hot", "type": t, **v} for t, v in sorted(hot.items())]
+        return sorted(rows, key=lambda r: (["hot", "warm", "cold"].index(r["tier"]), r["type"]))
+
+    async def find(
+        self,
+        tenant: str,
+        text: str,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        limit: int = 20,
+    ) -> list[MemoryItem]:
+        """Substring search (any case) over every tier, newest first."""
+        self._validate_scope(session_id, user_id)
+        self._validate_limit(limit)
+        if not text.strip():
+            raise BadInput("text: must not be empty", field="text")
+        needle = text.lower()
+        hot: list[MemoryItem] = []
+        sessions = [session_id] if session_id else await self.hot_tier.sessions(tenant)
+        for sid in sessions:
+            hot += [
+                i
+                for i in await self.hot_tier.items(tenant, sid)
+                if needle in i.content.lower() and (user_id is None or i.user_id == user_id)
+            ]
+        graph = await self.graph.substring(tenant, needle, session_id, user_id, limit)
+        seen = {i.id for i in hot}
+        found = hot + [i for i in graph if i.id not in seen]
+        return sorted(found, key=lambda i: (i.created_at, i.seq), reverse=True)[:limit]
 
     # --- status ------------------------------------------------------------------------------
     async def status(self, tenant: str, session_id: str) -> MemoryStatus:

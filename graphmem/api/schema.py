@@ -14,7 +14,7 @@ from ..entities import EntityMemory, EntityType
 from ..episodes import EpisodicMemory
 from ..errors import BadInput, Unavailable
 from ..manager import MemoryKind, MemoryManager
-from ..models import MemoryType
+from ..models import MemoryType, Tier
 from ..retrieval import Retriever
 from ..service import MemoryService, RecallQuery
 from ..settings import PersonaConfig
@@ -35,6 +35,8 @@ from .types import (
     Persona,
     PersonaInput,
     PriorKnowledge,
+    PrunePolicyInput,
+    PruneResult,
     RecallInput,
     RecallResult,
     Record,
@@ -51,6 +53,7 @@ from .types import (
     StepInput,
     Task,
     TaskHandle,
+    TierTypeStats,
     UserEntity,
     to_datetime,
 )
@@ -273,6 +276,39 @@ class Query:
             else None,
         )
 
+    @strawberry.field(description="Counts and sizes per tier and type (seed 001's stats).")
+    async def stats(
+        self,
+        info: Info[Any, Any],
+        session_id: strawberry.ID | None = None,
+        user_id: strawberry.ID | None = None,
+    ) -> list[TierTypeStats]:
+        service, tenant = _ctx(info)
+        rows = await service.stats(tenant, _s(session_id), _s(user_id))
+        return [
+            TierTypeStats(
+                tier=Tier(r["tier"]),
+                type=MemoryType(r["type"]),
+                items=r["items"],
+                tokens=r["tokens"],
+                bytes=r["bytes"],
+            )
+            for r in rows
+        ]
+
+    @strawberry.field(description="Memories containing the text, any case, every tier.")
+    async def find(
+        self,
+        info: Info[Any, Any],
+        text: str,
+        session_id: strawberry.ID | None = None,
+        user_id: strawberry.ID | None = None,
+        limit: int = 20,
+    ) -> list[MemoryItem]:
+        service, tenant = _ctx(info)
+        found = await service.find(tenant, text, _s(session_id), _s(user_id), limit)
+        return [MemoryItem.of(i) for i in found]
+
     @strawberry.field(description="The tier settings in force for a session.")
     async def session_config(
         self, info: Info[Any, Any], session_id: strawberry.ID
@@ -356,6 +392,23 @@ class Mutation:
             retriever=input.retriever,
         )
         return RecallResult.of(await service.recall(tenant, q))
+
+    @strawberry.mutation(
+        description="Apply a retention policy to warm and cold memories. dryRun (the "
+        "default) reports exactly what an apply of the same policy removes."
+    )
+    async def prune(
+        self, info: Info[Any, Any], policy: PrunePolicyInput, dry_run: bool = True
+    ) -> PruneResult:
+        service, tenant = _ctx(info)
+        done = await service.prune(tenant, policy.to_policy(), dry_run)
+        return PruneResult(
+            dry_run=done["dryRun"],
+            count=done["count"],
+            bytes=done["bytes"],
+            ids=[strawberry.ID(i) for i in done["ids"]],
+            removed=done["removed"],
+        )
 
     @strawberry.mutation(description="Add to any memory type (seed 003's MemoryManager.add).")
     async def remember(self, info: Info[Any, Any], input: RememberInput) -> RememberResult:

@@ -677,3 +677,45 @@ class ForgetUserResult:
     entities: int = strawberry.field(
         description="Entities removed because nobody else mentions them"
     )
+
+
+@strawberry.input(description="A retention policy; at least one of the three rules")
+class PrunePolicyInput:
+    tiers: list[Tier] | None = strawberry.field(default=None, description="default WARM, COLD")
+    types: list[MemoryType] | None = None
+    session_id: strawberry.ID | None = None
+    user_id: strawberry.ID | None = None
+    older_than_seconds: float | None = None
+    keep_newest: int | None = strawberry.field(default=None, description="per session")
+    max_bytes_per_session: int | None = None
+
+    def to_policy(self) -> dict[str, Any]:
+        policy: dict[str, Any] = {
+            "types": self.types,
+            "session_id": str(self.session_id) if self.session_id else None,
+            "user_id": str(self.user_id) if self.user_id else None,
+            "older_than_seconds": self.older_than_seconds,
+            "keep_newest": self.keep_newest,
+            "max_bytes_per_session": self.max_bytes_per_session,
+        }
+        if self.tiers is not None:
+            policy["tiers"] = self.tiers
+        return policy
+
+
+@strawberry.type
+class PruneResult:
+    dry_run: bool
+    count: int = strawberry.field(description="Memories the policy selects")
+    bytes: int
+    ids: list[strawberry.ID]
+    removed: int = strawberry.field(description="Memories deleted (0 on a dry run)")
+
+
+@strawberry.type(description="Items, tokens and content bytes of one tier and type")
+class TierTypeStats:
+    tier: Tier
+    type: MemoryType
+    items: int
+    tokens: int
+    bytes: int

@@ -278,6 +278,55 @@ class Neo4jGraphStore:
         )
         return [r["id"] for r in records]
 
+    async def prune_candidates(
+        self,
+        tenant: str,
+        tiers: Sequence[str],
+        types: Sequence[str] | None,
+        session_id: str | None,
+        user_id: str | None,
+    ) -> list[dict[str, Any]]:
+        records = await self.run(
+            "memory/prune_candidates",
+            {
+                "tenant": tenant,
+                "tiers": list(tiers),
+                "types": list(types) if types else None,
+                "sessionId": session_id,
+                "userId": user_id,
+            },
+        )
+        return [dict(r) for r in records]
+
+    async def delete_many(self, tenant: str, ids: Sequence[str]) -> dict[str, Any]:
+        records = await self.run(
+            "memory/delete_many", {"tenant": tenant, "ids": list(ids)}, write=True
+        )
+        return dict(records[0]) if records else {"removed": 0, "keys": []}
+
+    async def stats(
+        self, tenant: str, session_id: str | None, user_id: str | None
+    ) -> list[dict[str, Any]]:
+        records = await self.run(
+            "memory/stats", {"tenant": tenant, "sessionId": session_id, "userId": user_id}
+        )
+        return [dict(r) for r in records]
+
+    async def substring(
+        self, tenant: str, needle: str, session_id: str | None, user_id: str | None, limit: int
+    ) -> list[MemoryItem]:
+        records = await self.run(
+            "memory/substring",
+            {
+                "tenant": tenant,
+                "needle": needle.lower(),
+                "sessionId": session_id,
+                "userId": user_id,
+                "limit": limit,
+            },
+        )
+        return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
+
     async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
         """Delete a user's memories, empty sessions and node; returns {keys, removed,
         sessions} with the keys of the entities those memories mentioned."""

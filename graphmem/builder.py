@@ -27,6 +27,7 @@ from .enrich.tokens import TokenCounter
 from .entities import EntityMemory
 from .episodes import EpisodicMemory
 from .errors import ConfigurationError
+from .events import EventBus
 from .manager import MemoryManager
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
@@ -52,6 +53,7 @@ class MemoryBuilder:
         self._rules = MemoryRules()
         self._demotion: DemotionPolicy | None = None
         self._metrics: Metrics | None = None
+        self._events: EventBus | None = None
         self._entities: EntityMemory | None = None
         self._episodes: EpisodicMemory | None = None
         self._profiles: ProfileStore | None = None
@@ -119,6 +121,11 @@ class MemoryBuilder:
         self._personas = dict(personas or {})
         return self
 
+    def with_events(self, events: EventBus | None) -> Self:
+        """Publish the change feed (Redis pub/sub) from the built service."""
+        self._events = events
+        return self
+
     def with_metrics(self, metrics: Metrics) -> Self:
         self._metrics = metrics
         return self
@@ -163,6 +170,7 @@ class MemoryBuilder:
             rules=self._rules,
             demotion=self._demotion,
             metrics=self._metrics,
+            events=self._events,
             entities=self._entities,
             episodes=self._episodes,
         )
@@ -198,6 +206,7 @@ class MemoryBuilder:
             .with_embedder(embedder)
             .with_episodes(EpisodicMemory(EpisodeStore(graph), embedder))
             .with_types(ProfileStore(graph), conversation, settings.personas)
+            .with_events(EventBus(hot.client))
             .with_config(settings.memory)
             .with_limits(
                 Limits(

@@ -16,7 +16,9 @@ the LoCoMo dev split with nothing specific to its conversations):
   conversations the speakers' names are in every other turn, and without weighting
   entities by rarity the component adds noise (0.568 vs 0.639 R@10 at 0.15);
 - ``context`` 0.35: share of the best neighbouring turn's score a memory receives, for the
-  20 best candidates.
+  20 best candidates; turns up to two away count, the second at 0.8;
+- ``session`` 0.6: share of the best score in its session a candidate receives: a
+  conversation's evidence gathers in the session where the best match is.
 
 Reciprocal-rank fusion was measured as the alternative and loses to BM25 alone on the dev
 split (see BENCHMARKS.md): rank fusion throws away how much better one hit is than the next.
@@ -62,10 +64,10 @@ class Weights:
     context_pool: int = 20
     #: how many turns on each side count as neighbours, and how much a turn two away
     #: counts compared with the adjacent one
-    context_window: int = 1
-    context_decay: float = 0.5
+    context_window: int = 2
+    context_decay: float = 0.8
     #: share of the best score in a memory's session that the memory receives
-    session: float = 0.0
+    session: float = 0.6
 
 
 def terms(text: str) -> list[str]:

@@ -29,6 +29,7 @@ from .enrich.tokens import TokenCounter
 from .entities import EntityMemory
 from .episodes import EpisodicMemory
 from .errors import BadInput, NotFound, Unavailable
+from .events import EventBus, EventKind, NullBus
 from .metrics import Metrics
 from .models import (
     HotStatus,
@@ -169,6 +170,7 @@ class MemoryService:
         demotion: DemotionPolicy | None = None,
         metrics: Metrics | None = None,
         weights: Weights | None = None,
+        events: EventBus | NullBus | None = None,
         entities: EntityMemory | None = None,
         episodes: EpisodicMemory | None = None,
     ) -> None:
@@ -184,6 +186,7 @@ class MemoryService:
         )
         self.metrics = metrics or Metrics()
         self.weights = weights or Weights()
+        self.events = events or NullBus()
         self.entities = entities
         self.episodes = episodes
         self.working = WorkingMemory()
@@ -349,6 +352,9 @@ class MemoryService:
             total, overrides = await self.hot_tier.put(tenant, session_id, batch)
             config = self._effective(overrides)
             self.metrics.hot(tenant, total, config.hot_token_limit)
+            await self.events.publish(
+                tenant, EventKind.ADDED, sessionId=session_id, itemIds=[i.id for i in batch]
+            )
             if self.rules.write_through:
                 await self._write_through(tenant, session_id, batch)
             if config.auto_spill_enabled and total > config.hot_token_limit:
@@ -529,6 +535,15 @@ class MemoryService:
             self.breaker.reset()
             await self.hot_tier.remove(tenant, session_id, [i.id for i in batch])
         self.metrics.spilled(tenant, len(warm), len(cold))
+        if items:
+            await self.events.publish(
+                tenant,
+                EventKind.SPILLED,
+                sessionId=session_id,
+                itemIds=[i.id for i in items],
+                warm=warm,
+                cold=cold,
+            )
         remaining = await self.hot_tier.tokens(tenant, session_id)
         self.metrics.hot(tenant, remaining, config.hot_token_limit)
         return SpillResult(
@@ -687,6 +702,14 @@ class MemoryService:
             promoted = [i.id for i in await self._promote(tenant, eligible, config)]
         hit = any(s >= config.min_relevance for s in scores.values()) or bool(hot_hits)
         self.metrics.recalled(tenant, 1000 * (time.perf_counter() - started), hit)
+        await self.events.publish(
+            tenant,
+            EventKind.RECALLED,
+            sessionId=q.session_id,
+            userId=q.user_id,
+            itemIds=[i.id for i in items],
+            promoted=promoted,
+        )
         return RecallResult(
             items=items,
             promoted=promoted,
@@ -711,6 +734,9 @@ class MemoryService:
             total, overrides = await self.hot_tier.put(tenant, session_id, batch)
             await self.graph.mark_hot(tenant, [i.id for i in batch], utcnow())
             promoted += batch
+            await self.events.publish(
+                tenant, EventKind.PROMOTED, sessionId=session_id, itemIds=[i.id for i in batch]
+            )
             session_config = config if config is not None else self._effective(overrides)
             if total > session_config.hot_token_limit:
                 await self._spill_to_budget(
@@ -752,7 +778,12 @@ class MemoryService:
                 mentioned = await self.graph.delete(tenant, item_id)
         if mentioned and self.entities is not None:
             await self.entities.store.refresh(tenant, mentioned)  # drops orphaned entities
-        return bool(removed_hot) or mentioned is not None
+        forgotten = bool(removed_hot) or mentioned is not None
+        if forgotten:
+            await self.events.publish(
+                tenant, EventKind.FORGOTTEN, sessionId=session_id, itemIds=[item_id]
+            )
+        return forgotten
 
     async def forget_user(self, tenant: str, user_id: str) -> dict[str, int]:
         """Remove everything a user owns: memories in every tier, the entities only they
@@ -777,6 +808,40 @@ class MemoryService:
             "sessions": int(result["sessions"]),
             "entities": entities,
         }
+
+    # --- operations of the memory types that others may want to hear about ----------------
+    async def merge_entities(self, tenant: str, source: str, target: str, reason: str) -> str:
+        if self.entities is None:
+            raise Unavailable("entity memory is switched off")
+        merge_id = await self.entities.merge(tenant, source, target, reason)
+        await self.events.publish(
+            tenant, EventKind.ENTITY_MERGED, mergeId=merge_id, entityIds=[source, target]
+        )
+        return merge_id
+
+    async def transfer_task(
+        self,
+        tenant: str,
+        task_id: str,
+        from_owner: str | None,
+        generation: int,
+        to_owner: str,
+        reason: str = "",
+    ) -> dict[str, Any]:
+        if self.episodes is None:
+            raise Unavailable("episodic memory is not configured")
+        done = await self.episodes.transfer(
+            tenant, task_id, from_owner, generation, to_owner, reason
+        )
+        await self.events.publish(
+            tenant,
+            EventKind.TASK_TRANSFERRED,
+            taskId=task_id,
+            fromOwner=from_owner,
+            toOwner=done["owner"],
+            generation=done["generation"],
+        )
+        return done
 
     # --- retention, stats and substring search (seed 001) -----------------------------------
     async def prune(

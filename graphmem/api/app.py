@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 from cross_web import HTTPException
@@ -13,10 +14,11 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
 
 from ..builder import MemoryBuilder
 from ..errors import ErrorCode
@@ -33,6 +35,29 @@ log = logging.getLogger("graphmem.api")
 
 class GraphQLEndpoint(GraphQL):
     """strawberry's ASGI view with the tenant in the context and JSON error bodies."""
+
+    def __init__(self, *args: Any, keys: KeyRing, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.keys = keys
+
+    async def on_ws_connect(self, context: dict[str, Any]) -> dict[str, object] | None:  # type: ignore[override]
+        """A subscription needs a tenant: from the handshake's header, or from
+        ``{"Authorization": "Bearer <key>"}`` in the connection_init payload."""
+        if context.get("tenant"):
+            return None
+        params = context.get("connection_params") or {}
+        raw = (
+            params.get("Authorization") or params.get("authorization")
+            if isinstance(params, dict)
+            else None
+        )
+        tenant = self.keys.tenant(str(raw)) if raw else None
+        if tenant is None:
+            raise ConnectionRejectionError(
+                {"code": "UNAUTHENTICATED", "message": "send Authorization: Bearer <key>"}
+            )
+        context["tenant"] = tenant
+        return None
 
     async def get_context(  # type: ignore[override]  # strawberry types the context as None
         self, request: Request | WebSocket, response: Response | WebSocket
@@ -96,7 +121,13 @@ def create_app(
         max_aliases=settings.max_aliases,
         max_tokens=settings.max_query_tokens,
     )
-    graphql = GraphQLEndpoint(schema, graphql_ide=None, allow_queries_via_get=False)
+    graphql = GraphQLEndpoint(
+        schema,
+        graphql_ide=None,
+        allow_queries_via_get=False,
+        keys=keys,
+        connection_init_wait_timeout=timedelta(seconds=10),
+    )
     protected = BearerAuth(BodyLimit(graphql, settings.max_body_bytes), keys)
     holder: dict[str, MemoryService] = {}
     mcp_app, mcp_sessions = mcp_http_app(lambda: holder["service"], settings.mcp_allowed_hosts)
@@ -131,6 +162,7 @@ def create_app(
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
             Route("/graphql", protected, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", protected),
             Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
         ],
         lifespan=lifespan,

@@ -69,6 +69,12 @@ class BearerAuth:
         headers = dict(scope.get("headers") or [])
         raw = headers.get(b"authorization")
         tenant = self.keys.tenant(raw.decode("latin-1") if raw else None)
+        if tenant is None and raw is None and scope["type"] == "websocket":
+            # Browsers cannot set headers on a WebSocket: the key may come in the
+            # graphql-transport-ws connection_init payload instead (checked by the view).
+            scope[TENANT_SCOPE_KEY] = None
+            await self.app(scope, receive, send)
+            return
         if tenant is None:
             message = (
                 "missing API key: send Authorization: Bearer <key>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from typing import Any, cast
 
 import strawberry
@@ -13,6 +14,7 @@ from strawberry.types import ExecutionContext, Info
 from ..entities import EntityMemory, EntityType
 from ..episodes import EpisodicMemory
 from ..errors import BadInput, Unavailable
+from ..events import EventBus
 from ..manager import MemoryKind, MemoryManager
 from ..models import MemoryType, Tier
 from ..retrieval import Retriever
@@ -26,8 +28,10 @@ from .types import (
     EntityDetail,
     Episode,
     EpisodeInput,
+    EventFilter,
     ForgetUserResult,
     MappingVote,
+    MemoryEvent,
     MemoryItem,
     MemoryStatus,
     MergeResult,
@@ -547,8 +551,8 @@ class Mutation:
         from_owner: str | None = None,
         reason: str = "",
     ) -> TaskHandle:
-        episodes, tenant = _episodes(info)
-        done = await episodes.transfer(
+        service, tenant = _ctx(info)
+        done = await service.transfer_task(
             tenant, str(task_id), from_owner, generation, to_owner, reason
         )
         return TaskHandle(task_id=task_id, owner=done["owner"], generation=done["generation"])
@@ -605,8 +609,8 @@ class Mutation:
         target_id: strawberry.ID,
         reason: str = "",
     ) -> MergeResult:
-        entities, tenant = _entities(info)
-        merge_id = await entities.merge(tenant, str(source_id), str(target_id), reason)
+        service, tenant = _ctx(info)
+        merge_id = await service.merge_entities(tenant, str(source_id), str(target_id), reason)
         return MergeResult(
             merge_id=strawberry.ID(merge_id), source_id=source_id, target_id=target_id
         )
@@ -658,6 +662,24 @@ class Mutation:
         return await service.forget(tenant, str(item_id))
 
 
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(
+        description="The tenant's change feed over graphql-transport-ws: added, spilled, "
+        "promoted, recalled, forgotten, entity merged and task transferred events, from "
+        "every API replica (Redis pub/sub)."
+    )
+    async def memory_events(
+        self, info: Info[Any, Any], filter: EventFilter | None = None
+    ) -> AsyncGenerator[MemoryEvent, None]:
+        service, tenant = _ctx(info)
+        if not isinstance(service.events, EventBus):
+            raise Unavailable("the change feed needs Redis events (MemoryBuilder.with_events)")
+        async for event in service.events.subscribe(tenant):
+            if filter is None or filter.matches(event):
+                yield MemoryEvent.of(event)
+
+
 class GraphmemSchema(strawberry.Schema):
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -673,6 +695,7 @@ def build_schema(
     return GraphmemSchema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         extensions=[
             lambda: DepthLimit(max_depth),
             lambda: MaxAliasesLimiter(max_alias_count=max_aliases),

@@ -11,6 +11,7 @@ from strawberry.scalars import JSON
 from .. import models
 from ..entities import EntityType
 from ..episodes import StepStatus
+from ..events import EventKind
 from ..manager import MemoryKind
 from ..models import MemoryType, Tier
 from ..retrieval import Retriever
@@ -719,3 +720,44 @@ class TierTypeStats:
     items: int
     tokens: int
     bytes: int
+
+
+strawberry.enum(EventKind, name="EventKind")
+
+
+@strawberry.input(description="Which events to deliver; empty fields match everything")
+class EventFilter:
+    kinds: list[EventKind] | None = None
+    session_id: strawberry.ID | None = None
+    user_id: strawberry.ID | None = None
+
+    def matches(self, event: dict[str, Any]) -> bool:
+        if self.kinds and EventKind(event["kind"]) not in self.kinds:
+            return False
+        if self.session_id is not None and event.get("sessionId") != str(self.session_id):
+            return False
+        return self.user_id is None or event.get("userId") == str(self.user_id)
+
+
+@strawberry.type(description="Something that happened to the tenant's memory")
+class MemoryEvent:
+    kind: EventKind
+    at: str
+    session_id: strawberry.ID | None
+    user_id: strawberry.ID | None
+    item_ids: list[strawberry.ID]
+    data: JSON = strawberry.field(description="The rest of the event (ids, tiers, owners ...)")
+
+    @classmethod
+    def of(cls, e: dict[str, Any]) -> MemoryEvent:
+        rest = {
+            k: v for k, v in e.items() if k not in ("kind", "at", "sessionId", "userId", "itemIds")
+        }
+        return cls(
+            kind=EventKind(e["kind"]),
+            at=e["at"],
+            session_id=strawberry.ID(e["sessionId"]) if e.get("sessionId") else None,
+            user_id=strawberry.ID(e["userId"]) if e.get("userId") else None,
+            item_ids=[strawberry.ID(i) for i in e.get("itemIds") or []],
+            data=cast(JSON, rest),
+        )

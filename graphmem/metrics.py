@@ -71,6 +71,10 @@ class Metrics:
         self._recalls[tenant] = (total, hits)
         self.hit_rate.labels(tenant).set(hits / total)
 
+    def recall_counts(self, tenant: str) -> tuple[int, int]:
+        """(recalls, hits) of a tenant in this process."""
+        return self._recalls.get(tenant, (0, 0))
+
     def promoted(self, tenant: str, count: int) -> None:
         if count:
             self.promotion_count.labels(tenant).inc(count)

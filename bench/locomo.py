@@ -207,7 +207,7 @@ async def run(quick: bool, retrievers: tuple[str, ...] = RETRIEVERS) -> dict[str
 
 def table(results: dict[str, Any]) -> str:
     names = {
-        "hybrid": "graphmem hybrid (BM25 + vector + entities + context)",
+        "hybrid": "graphmem hybrid (BM25 + vector + neighbouring turns + session)",
         "fulltext": "BM25 only (Neo4j fulltext)",
         "vector": "vector only (MiniLM int8)",
     }
@@ -260,7 +260,10 @@ headline), `search(query, userId, limit: 10)` with each retriever over the same 
 {table(results)}
 
 Reference points from the data's README (same turn text): BM25 0.571 R@10, MiniLM vectors
-0.451, their reciprocal-rank fusion 0.527; multi-hop R@10 for BM25 0.183.""",
+0.451, their reciprocal-rank fusion 0.527; multi-hop R@10 for BM25 0.183. Lucene keeps one
+set of term statistics per index, so BM25 scores (and a little of the ranking) depend on
+everything else stored in the database, other tenants included; these runs share the
+development database with the test data of earlier runs.""",
     )
 
 

@@ -162,3 +162,34 @@ async def test_a_subscription_needs_a_key(two_replicas: tuple[list[int], dict[st
             additional_headers={"Authorization": "Bearer wrong-key"},
         ):
             pass
+
+
+async def test_promotion_and_entity_merge_events(
+    two_replicas: tuple[list[int], dict[str, str]],
+) -> None:
+    (a, b), keys = two_replicas
+    key = next(iter(keys.values()))
+    async with subscription(b, key, {"f": {"kinds": ["PROMOTED", "ENTITY_MERGED"]}}) as ws:
+        item = (
+            await gql(
+                a,
+                key,
+                'mutation { addMemory(input: {sessionId: "m", content: '
+                '"Dinner at Le Chat Noir in Paris near the Eiffel Tower."}) '
+                "{ id } }",
+            )
+        )["addMemory"]["id"]
+        await gql(a, key, 'mutation { spill(sessionId: "m") { spilledCount } }')
+        await gql(a, key, "mutation($i: ID!) { promote(itemId: $i) { tier } }", {"i": item})
+        promoted = await next_event(ws)
+        assert promoted["kind"] == "PROMOTED" and promoted["itemIds"] == [item]
+        merged = await gql(
+            a,
+            key,
+            'mutation { mergeEntities(sourceId: "PLACE|eiffel tower", '
+            'targetId: "PLACE|paris") { mergeId } }',
+        )
+        event = await next_event(ws)
+        assert event["kind"] == "ENTITY_MERGED"
+        assert event["data"]["mergeId"] == merged["mergeEntities"]["mergeId"]
+        assert event["data"]["entityIds"] == ["PLACE|eiffel tower", "PLACE|paris"]

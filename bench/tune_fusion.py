@@ -16,7 +16,9 @@ import argparse
 import asyncio
 import itertools
 import json
+import pickle
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -78,7 +80,16 @@ def rank(raw: dict[str, Any], w: Weights) -> list[str]:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="keep the fetched candidates in this file (pickle) and reuse them on the next run",
+    )
     args = parser.parse_args()
+    if args.cache and args.cache.exists():
+        cases = pickle.loads(args.cache.read_bytes())
+        search(cases)
+        return
     data = json.loads(LOCOMO.read_text())[: 1 if args.quick else None]
     tenant, key = f"tune-{uuid.uuid4().hex[:8]}", f"bench-{uuid.uuid4().hex}"
     settings = load_settings(
@@ -108,6 +119,12 @@ async def main() -> None:
                     {"u": conversation["sample_id"]},
                 )
     # text weight fixed (only ratios matter with vector); context, window, decay, session
+    if args.cache:
+        args.cache.write_bytes(pickle.dumps(cases))
+    search(cases)
+
+
+def search(cases: list[Any]) -> None:
     grid = itertools.product(
         [0.55],
         [0.45],

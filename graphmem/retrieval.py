@@ -17,8 +17,9 @@ the LoCoMo dev split with nothing specific to its conversations):
   entities by rarity the component adds noise (0.568 vs 0.639 R@10 at 0.15);
 - ``context`` 0.35: share of the best neighbouring turn's score a memory receives, for the
   20 best candidates; turns up to two away count, the second at 0.8;
-- ``session`` 0.6: share of the best score in its session a candidate receives: a
-  conversation's evidence gathers in the session where the best match is.
+- ``session`` 1.5: share of its session's score a candidate receives, a session scoring
+  the mean of its three best candidates: a conversation's evidence gathers in the
+  sessions that match best.
 
 Reciprocal-rank fusion was measured as the alternative and loses to BM25 alone on the dev
 split (see BENCHMARKS.md): rank fusion throws away how much better one hit is than the next.
@@ -66,8 +67,10 @@ class Weights:
     #: counts compared with the adjacent one
     context_window: int = 2
     context_decay: float = 0.8
-    #: share of the best score in a memory's session that the memory receives
-    session: float = 0.6
+    #: share of its session's score a memory receives; a session scores the mean base
+    #: score of its ``session_top`` best candidates
+    session: float = 1.5
+    session_top: int = 3
 
 
 def terms(text: str) -> list[str]:
@@ -135,7 +138,8 @@ def add_context(
     weights: Weights,
 ) -> None:
     """Every memory gains ``context`` times the best (distance-decayed) base score among
-    its neighbouring turns, and ``session`` times the best base score of its session;
+    its neighbouring turns, and ``session`` times its session's score (the mean of the
+    session's ``session_top`` best base scores: one lucky turn does not make a session);
     neighbours not yet in the pool join it on their own cosine."""
     around: dict[str, dict[str, float]] = {}
     for _, item, cosine in neighbours:
@@ -159,15 +163,18 @@ def add_context(
                 for a, b in ((of, item.id), (item.id, of)):
                     links = around.setdefault(a, {})
                     links[b] = max(links.get(b, 0.0), factor)
-    best_in_session: dict[str, float] = {}
+    in_session: dict[str, list[float]] = {}
     for c in pool.values():
-        key = c.item.session_id
-        best_in_session[key] = max(best_in_session.get(key, 0.0), c.base)
+        in_session.setdefault(c.item.session_id, []).append(c.base)
+    session_score = {
+        key: sum(sorted(bases, reverse=True)[: weights.session_top]) / weights.session_top
+        for key, bases in in_session.items()
+    }
     for item_id, c in pool.items():
         best = max(
             (pool[n].base * f for n, f in around.get(item_id, {}).items() if n in pool),
             default=0.0,
         )
         c.score = (
-            c.base + weights.context * best + weights.session * best_in_session[c.item.session_id]
+            c.base + weights.context * best + weights.session * session_score[c.item.session_id]
         )

@@ -330,11 +330,21 @@ class Neo4jGraphStore:
     async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
         """Delete a user's memories, empty sessions and node; returns {keys, removed,
         sessions} with the keys of the entities those memories mentioned."""
-        records = await self.run("user/forget", {"tenant": tenant, "userId": user_id}, write=True)
-        return dict(records[0]) if records else {"keys": [], "removed": 0, "sessions": 0}
+        ids = [
+            r["id"]
+            for r in await self.run("user/memory_ids", {"tenant": tenant, "userId": user_id})
+        ]
+        keys: set[str] = set()
+        removed = 0
+        for start in range(0, len(ids), 500):
+            done = await self.delete_many(tenant, ids[start : start + 500])
+            removed += int(done["removed"])
+            keys.update(done["keys"])
+        (rest,) = await self.run("user/remove", {"tenant": tenant, "userId": user_id}, write=True)
+        return {"keys": sorted(keys), "removed": removed, "sessions": int(rest["sessions"])}
 
     async def delete(self, tenant: str, item_id: str) -> list[str] | None:
         """Delete a memory; None when there was none, else the keys of the entities it
         mentioned (their counts need a refresh)."""
-        records = await self.run("memory/delete", {"tenant": tenant, "id": item_id}, write=True)
-        return [str(k) for k in records[0]["keys"]] if records else None
+        done = await self.delete_many(tenant, [item_id])
+        return [str(k) for k in done["keys"]] if done["removed"] else None

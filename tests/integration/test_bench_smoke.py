@@ -54,3 +54,11 @@ def test_locomo_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     for summary in result["retrievers"].values():
         assert summary["questions"] > 0
         assert 0.0 <= summary["r5"] <= summary["r10"] <= 1.0
+
+
+def test_perf_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.perf", tmp_path / "p.json", stack)
+    assert result["ingest_messages_per_s"] > 0
+    assert result["graph_writes"]["per_item_rows_per_s"] > 0
+    assert [a["clients"] for a in result["add_memory"]] == [1, 16, 64]
+    assert result["search"]["queries"] == 10

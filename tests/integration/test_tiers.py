@@ -224,8 +224,8 @@ async def test_idle_sessions_are_flushed_before_their_ttl_runs_out(
     service = await build(
         stack,
         config={
-            "sessionTtlSeconds": 4,
-            "flushBeforeExpirySeconds": 2.5,
+            "sessionTtlSeconds": 10,
+            "flushBeforeExpirySeconds": 8,
             "maintenanceIntervalSeconds": 0.5,
         },
     )
@@ -235,7 +235,7 @@ async def test_idle_sessions_are_flushed_before_their_ttl_runs_out(
         items = [
             await service.add(tenant, {"session_id": "s", "content": f"fact {i}"}) for i in range(3)
         ]
-        await asyncio.sleep(6)  # past the TTL: Redis has dropped the session's keys
+        await asyncio.sleep(12)  # past the TTL: Redis has dropped the session's keys
     finally:
         stop.set()
         await loop

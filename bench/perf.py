@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 from bench.entities import turns
+from bench.loadgen import LoopbackClient
 from bench.report import run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
 from graphmem.enrich.ner import load_nlp
@@ -136,33 +137,38 @@ async def graph_writes(service: MemoryService, tenant: str, texts: list[str]) ->
 
 
 async def add_latency(url: str, key: str, clients: int, requests: int) -> dict[str, float]:
+    """``requests`` sequential addMemory calls per client, ``clients`` at once, each on
+    its own keep-alive connection and in its own session."""
     latencies: list[float] = []
     query = "mutation($i: AddMemoryInput!) { addMemory(input: $i) { id } }"
+    host, port = url.removeprefix("http://").split(":")
 
     async def client(n: int) -> None:
-        async with httpx.AsyncClient(
-            base_url=url, timeout=30, headers={"Authorization": f"Bearer {key}"}
+        async with LoopbackClient(
+            host, int(port), "/graphql", {"Authorization": f"Bearer {key}"}
         ) as http:
             for r in range(requests):
-                started = time.perf_counter()
-                response = await http.post(
-                    "/graphql",
-                    json={
-                        "query": query,
-                        "variables": {
-                            "i": {"sessionId": f"load-{n}", "content": f"load test note {n}-{r}"}
-                        },
+                payload = {
+                    "query": query,
+                    "variables": {
+                        "i": {"sessionId": f"load-{n}", "content": f"load test note {n}-{r}"}
                     },
-                )
+                }
+                started = time.perf_counter()
+                status, body = await http.post_json(payload)
                 latencies.append(1000 * (time.perf_counter() - started))
-                assert "errors" not in response.json()
+                if status != 200 or b'"errors"' in body:
+                    raise RuntimeError(f"addMemory failed: {status} {body[:200]!r}")
 
+    started = time.perf_counter()
     await asyncio.gather(*[client(n) for n in range(clients)])
+    elapsed = time.perf_counter() - started
     return {
         "clients": clients,
         "requests": len(latencies),
         "p50_ms": round(statistics.median(latencies), 2),
         "p99_ms": round(percentile(latencies, 0.99), 2),
+        "requests_per_s": round(len(latencies) / elapsed, 1),
     }
 
 

@@ -25,7 +25,7 @@ import httpx
 
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.app import create_app
-from graphmem.models import scope_token
+from graphmem.models import scope_tokens
 from graphmem.retrieval import Weights, add_context, fuse, lucene_query
 from graphmem.service import MemoryService, RecallQuery
 from graphmem.settings import load_settings
@@ -36,7 +36,7 @@ async def raw_candidates(
 ) -> dict[str, Any]:
     (vector,) = service.embedder.embed([question])
     q = vector.tolist()
-    lucene = lucene_query(question, scope_token(tenant))
+    lucene = lucene_query(question, scope_tokens(tenant, user_id=user))
     vector_hits = await service.graph.vector_search(tenant, q, 100, user_id=user)
     text_hits = (
         await service.graph.fulltext_search(tenant, lucene, q, 100, user_id=user) if lucene else []
@@ -58,7 +58,8 @@ def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
         before = [n for n in items if n[1].seq < anchor]
         after = [n for n in items if n[1].seq > anchor]
         kept += (
-            sorted(before, key=lambda n: -n[1].seq)[:1] + sorted(after, key=lambda n: n[1].seq)[:1]
+            sorted(before, key=lambda n: -n[1].seq)[:window]
+            + sorted(after, key=lambda n: n[1].seq)[:window]
         )
     return kept
 

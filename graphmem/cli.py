@@ -124,8 +124,23 @@ def _serve(settings: Settings, with_services: bool) -> int:
         _services(settings, "up", as_json=False)
     _print_keys(settings, api_keys(settings))
     print(f"GraphQL on http://{settings.host}:{settings.port}/graphql")
+    if settings.workers == 1:
+        uvicorn.run(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            log_level="info",
+            access_log=False,
+        )
+        return 0
+    # Worker processes build their app from the environment: hand them what the
+    # command line decided.
+    os.environ["GRAPHMEM_HOST"] = settings.host
+    os.environ["GRAPHMEM_PORT"] = str(settings.port)
     uvicorn.run(
-        create_app(settings),
+        "graphmem.api.app:create_app",
+        factory=True,
+        workers=settings.workers,
         host=settings.host,
         port=settings.port,
         log_level="info",
@@ -146,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the GraphQL API")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    serve.add_argument("--workers", type=int, help="uvicorn worker processes (default 1)")
     serve.add_argument(
         "--services", action="store_true", help="start the local Neo4j and Redis first"
     )
@@ -172,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
             overrides["host"] = args.host
         if getattr(args, "port", None):
             overrides["port"] = args.port
+        if getattr(args, "workers", None):
+            overrides["workers"] = args.workers
         settings = load_settings(**overrides)
         if args.command == "services":
             return _services(settings, args.action, args.json)

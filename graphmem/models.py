@@ -35,6 +35,23 @@ def scope_token(tenant: str) -> str:
     return "tn" + hashlib.sha1(tenant.encode("utf-8")).hexdigest()[:20]
 
 
+def _scoped(prefix: str, tenant: str, name: str) -> str:
+    return prefix + hashlib.sha1(f"{tenant}\x1f{name}".encode()).hexdigest()[:20]
+
+
+def scope_tokens(tenant: str, session_id: str | None = None, user_id: str | None = None) -> str:
+    """The tokens a memory carries (or a query requires) in the fulltext index's
+    ``scopeToken`` field: the tenant's, plus its session's and user's. Lucene then ranks
+    inside the scope; filtering after a tenant-wide top-k would leave a user of a large
+    tenant with a handful of BM25 hits."""
+    tokens = [scope_token(tenant)]
+    if session_id is not None:
+        tokens.append(_scoped("ss", tenant, session_id))
+    if user_id is not None:
+        tokens.append(_scoped("us", tenant, user_id))
+    return " ".join(tokens)
+
+
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
@@ -88,8 +105,8 @@ class MemoryItem(BaseModel):
             "metadata": json.dumps(self.metadata, separators=(",", ":"), sort_keys=True),
             "embedding": embedding,
             "seq": self.seq,
-            # one analyzer token per tenant, so fulltext queries filter inside Lucene
-            "scopeToken": scope_token(self.tenant),
+            # analyzer tokens for tenant, session and user: fulltext queries filter in Lucene
+            "scopeToken": scope_tokens(self.tenant, self.session_id, self.user_id),
         }
 
     @classmethod

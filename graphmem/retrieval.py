@@ -65,7 +65,7 @@ class Weights:
     context_pool: int = 20
     #: how many turns on each side count as neighbours, and how much a turn two away
     #: counts compared with the adjacent one
-    context_window: int = 2
+    context_window: int = 1
     context_decay: float = 0.8
     #: share of its session's score a memory receives; a session scores the mean base
     #: score of its ``session_top`` best candidates
@@ -82,11 +82,14 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
-def lucene_query(text: str, scope_token: str) -> str | None:
+def lucene_query(text: str, scope: str) -> str | None:
+    """BM25 over the query's terms, restricted to documents carrying every token of
+    ``scope`` (``models.scope_tokens``)."""
     words = terms(text)
     if not words:
         return None
-    return f"content:({' OR '.join(words)}) AND scopeToken:{scope_token}"
+    required = " AND ".join(f"scopeToken:{token}" for token in scope.split())
+    return f"content:({' OR '.join(words)}) AND {required}"
 
 
 @dataclass

@@ -42,7 +42,7 @@ from .models import (
     Suggestion,
     Tier,
     content_hash,
-    scope_token,
+    scope_tokens,
     utcnow,
 )
 from .policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
@@ -207,7 +207,9 @@ class MemoryService:
         await self.graph.close()
 
     async def migrate(self) -> list[str]:
-        return await self.graph.migrate(self.embedder.dimension)
+        applied = await self.graph.migrate(self.embedder.dimension)
+        await self.graph.backfill_scope_tokens(scope_tokens)
+        return applied
 
     async def readiness(self) -> dict[str, str]:
         """'ok' or the reason per dependency; never raises."""
@@ -358,6 +360,7 @@ class MemoryService:
             if self.rules.write_through:
                 await self._write_through(tenant, session_id, batch)
             if config.auto_spill_enabled and total > config.hot_token_limit:
+                await self.hot_tier.mark_over_budget(tenant, session_id)
                 await self._spill_in_background(tenant, session_id, config)
         return items
 
@@ -502,38 +505,48 @@ class MemoryService:
         warm: list[str] = []
         cold: list[str] = []
         size = config.spill_batch_size
-        for start in range(0, len(items), size):
-            batch = items[start : start + size]
-            # Embedding (onnxruntime) and NER (spaCy) both release the GIL: run them side
-            # by side on the machine's cores.
-            extracting = (
-                asyncio.ensure_future(self.entities.extract(batch))
-                if self.entities is not None
-                else None
-            )
-            try:
-                vectors = await self._embed_items(tenant, session_id, batch)
-                rows: list[dict[str, Any]] = []
-                for item in batch:
-                    warm_item = item.access_count > config.warm_access_threshold
-                    tier = Tier.WARM if warm_item else Tier.COLD
-                    rows.append(item.model_copy(update={"tier": tier}).graph_row(vectors[item.id]))
-                    (warm if warm_item else cold).append(item.id)
+        batches = [items[start : start + size] for start in range(0, len(items), size)]
+        # A two-stage pipeline: while one batch is written to Neo4j, the next is already
+        # being embedded and run through NER, so the CPU work overlaps the graph writes.
+        ahead = self._enrich(tenant, session_id, batches[0]) if batches else None
+        try:
+            for n, batch in enumerate(batches):
+                assert ahead is not None
+                embedding, extracting = ahead
+                ahead = (
+                    self._enrich(tenant, session_id, batches[n + 1])
+                    if n + 1 < len(batches)
+                    else None
+                )
                 try:
-                    await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
-                    if self.entities is not None and extracting is not None:
-                        found = await extracting
-                        await self._with_retry(
-                            partial(self.entities.write, tenant, batch, found), retries
-                        )
-                except Unavailable:
-                    # Keep the work: the retry (next add, maintenance) need not embed again.
-                    await self.hot_tier.cache_embeddings(tenant, session_id, vectors)
-                    raise
-            finally:
-                _discard(extracting)
-            self.breaker.reset()
-            await self.hot_tier.remove(tenant, session_id, [i.id for i in batch])
+                    vectors = await embedding
+                    rows: list[dict[str, Any]] = []
+                    for item in batch:
+                        warm_item = item.access_count > config.warm_access_threshold
+                        tier = Tier.WARM if warm_item else Tier.COLD
+                        row = item.model_copy(update={"tier": tier}).graph_row(vectors[item.id])
+                        rows.append(row)
+                        (warm if warm_item else cold).append(item.id)
+                    try:
+                        await self._with_retry(partial(self.graph.upsert, tenant, rows), retries)
+                        if self.entities is not None and extracting is not None:
+                            found = await extracting
+                            await self._with_retry(
+                                partial(self.entities.write, tenant, batch, found), retries
+                            )
+                    except Unavailable:
+                        # Keep the work: the retry (next add, maintenance) need not embed
+                        # again.
+                        await self.hot_tier.cache_embeddings(tenant, session_id, vectors)
+                        raise
+                finally:
+                    _discard(extracting)
+                self.breaker.reset()
+                await self.hot_tier.remove(tenant, session_id, [i.id for i in batch])
+        finally:
+            if ahead is not None:
+                _discard(ahead[0])
+                _discard(ahead[1])
         self.metrics.spilled(tenant, len(warm), len(cold))
         if items:
             await self.events.publish(
@@ -553,6 +566,19 @@ class MemoryService:
             warm_ids=warm,
             cold_ids=cold,
         )
+
+    def _enrich(
+        self, tenant: str, session_id: str, batch: Sequence[MemoryItem]
+    ) -> tuple[asyncio.Future[dict[str, list[float]]], asyncio.Future[Any] | None]:
+        """Start embedding and NER of a batch. Both release the GIL (onnxruntime, spaCy),
+        so they run side by side on the machine's cores."""
+        embedding = asyncio.ensure_future(self._embed_items(tenant, session_id, batch))
+        extracting = (
+            asyncio.ensure_future(self.entities.extract(batch))
+            if self.entities is not None
+            else None
+        )
+        return embedding, extracting
 
     async def _with_retry(self, op: Callable[[], Awaitable[T]], retries: int | None = None) -> T:
         attempts = retries or self.spill_retries
@@ -584,7 +610,7 @@ class MemoryService:
                 tenant, query_vector, q.limit, types=q.types, **scope
             )
             return [(i, s, s) for i, s in hits], query_vector
-        lucene = lucene_query(q.query, scope_token(tenant))
+        lucene = lucene_query(q.query, scope_tokens(tenant, q.session_id, q.user_id))
         if q.retriever is Retriever.FULLTEXT:
             text = (
                 await self.graph.fulltext_search(
@@ -994,23 +1020,35 @@ class MemoryService:
         sessions left over budget (after a graph outage), and run the demotion policy."""
         report = MaintenanceReport()
         idle_since = time.time() - (self.config.session_ttl_seconds - self.config.flush_margin)
+        # Only two kinds of session need work: idle ones (from the activity index) and
+        # ones an add saw over budget. Walking every live session each pass would cost
+        # O(sessions) round trips and delay the flushes that are due.
         for tenant in await self.hot_tier.tenants():
-            idle = set(await self.hot_tier.idle_sessions(tenant, idle_since))
-            for session_id in await self.hot_tier.sessions(tenant):
+            idle = await self.hot_tier.idle_sessions(tenant, idle_since)
+            for session_id in idle:
                 try:
                     config = await self.session_config(tenant, session_id)
-                    if session_id in idle:
-                        async with self._lock(tenant, session_id):
-                            items = await self.hot_tier.items(tenant, session_id)
-                            result = await self._flush(tenant, session_id, items, config)
-                        if result.spilled_ids:
-                            report.flushed[f"{tenant}/{session_id}"] = result.spilled_ids
-                    elif await self.hot_tier.tokens(tenant, session_id) > config.hot_token_limit:
+                    async with self._lock(tenant, session_id):
+                        items = await self.hot_tier.items(tenant, session_id)
+                        result = await self._flush(tenant, session_id, items, config)
+                    if result.spilled_ids:
+                        report.flushed[f"{tenant}/{session_id}"] = result.spilled_ids
+                    await self.hot_tier.drop_if_gone(tenant, session_id)
+                except Unavailable as exc:
+                    report.errors.append(f"{tenant}/{session_id}: {exc.message}")
+            for session_id in await self.hot_tier.over_budget(tenant):
+                if session_id in idle:
+                    continue
+                try:
+                    config = await self.session_config(tenant, session_id)
+                    if await self.hot_tier.tokens(tenant, session_id) > config.hot_token_limit:
                         result = await self._spill_to_budget(
                             tenant, session_id, config, retries=self.spill_retries
                         )
                         if result.spilled_ids:
                             report.caught_up[f"{tenant}/{session_id}"] = result.spilled_ids
+                    else:
+                        await self.hot_tier.clear_over_budget(tenant, session_id)
                 except Unavailable as exc:
                     report.errors.append(f"{tenant}/{session_id}: {exc.message}")
         now = utcnow()

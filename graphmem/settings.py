@@ -211,6 +211,9 @@ class Settings(BaseSettings):
     # --- API ----------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
+    #: uvicorn worker processes. State lives in Redis and Neo4j, so workers share it;
+    #: only working memory (``completeTask``'s scratchpad) is per process.
+    workers: int = Field(1, ge=1, le=64)
     # NoDecode: the env form is "key=tenant,...", parsed by _keys, not JSON.
     api_keys: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
     max_body_bytes: int = Field(1_000_000, ge=1024)

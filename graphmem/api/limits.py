@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from graphql import (
     FieldNode,
     FragmentDefinitionNode,
@@ -14,6 +16,7 @@ from graphql import (
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.extensions import AddValidationRules
+from strawberry.extensions.max_aliases import create_validator
 
 from ..errors import ErrorCode
 from .errors import error_response
@@ -84,7 +87,23 @@ class DepthLimit(AddValidationRules):
         super().__init__([_depth_rule(max_depth)])
 
 
+class AliasLimit(AddValidationRules):
+    """strawberry's MaxAliasesLimiter with one rule class per limit, so that validation
+    results can be cached (see ``_depth_rule``)."""
+
+    def __init__(self, max_aliases: int) -> None:
+        super().__init__([_alias_rule(max_aliases)])
+
+
+@cache
+def _alias_rule(max_aliases: int) -> type[ValidationRule]:
+    return create_validator(max_aliases)
+
+
+@cache
 def _depth_rule(max_depth: int) -> type[ValidationRule]:
+    # One class per limit: validation results are cached per (document, rules), so a
+    # fresh class per request would never hit the cache.
     class DepthRule(ValidationRule):
         def enter_operation_definition(self, node: OperationDefinitionNode, *_: object) -> None:
             fragments = {

@@ -6,7 +6,7 @@ the async driver's managed transactions (which retry transient failures).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -89,6 +89,25 @@ class Neo4jGraphStore:
         await self.run("admin/await_indexes", {"timeoutSeconds": 300}, write=True)
         return applied
 
+    async def backfill_scope_tokens(
+        self, tokens: Callable[[str, str | None, str | None], str], batch: int = 5000
+    ) -> int:
+        """Give memories written before session and user scope tokens existed their full
+        ``scopeToken`` (tokens are hashes, computed here rather than in Cypher)."""
+        done = 0
+        while rows := await self.run("admin/scope_tokens_missing", {"batch": batch}):
+            updates = [
+                {
+                    "tenant": r["tenant"],
+                    "id": r["id"],
+                    "scopeToken": tokens(r["tenant"], r["sessionId"], r["userId"]),
+                }
+                for r in rows
+            ]
+            await self.run("admin/scope_tokens_set", {"rows": updates}, write=True)
+            done += len(updates)
+        return done
+
     async def index_state(self) -> dict[str, dict[str, Any]]:
         records = await self.run("admin/index_state", {"names": INDEX_NAMES})
         return {r["name"]: dict(r) for r in records}
@@ -124,9 +143,14 @@ class Neo4jGraphStore:
             "limit": limit,
         }
         if session_id is not None or user_id is not None:
-            (count,) = await self.run("memory/count_scope", params)
-            if count["n"] <= self.exact_scan_limit:
-                records = await self.run("memory/vector_search_exact", params)
+            count, exact = (
+                ("memory/scope_size_session", "memory/vector_exact_session")
+                if session_id is not None
+                else ("memory/scope_size_user", "memory/vector_exact_user")
+            )
+            (size,) = await self.run(count, {**params, "cap": self.exact_scan_limit + 1})
+            if size["n"] <= self.exact_scan_limit:
+                records = await self.run(exact, params)
                 return [self._scored(tenant, r) for r in records]
         # The index is shared across tenants: over-fetch, and widen until the scope
         # filter leaves enough hits or the whole index has been looked at.

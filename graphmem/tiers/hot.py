@@ -88,6 +88,17 @@ end
 return 1
 """
 
+# KEYS: items, sessions, over   ARGV: session
+# A session whose keys expired (or were emptied) leaves the indexes maintenance walks.
+_DROP_IF_GONE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('SREM', KEYS[3], ARGV[1])
+  return 1
+end
+return 0
+"""
+
 
 def _encode_vector(vector: Sequence[float]) -> str:
     return base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")
@@ -105,6 +116,7 @@ class RedisHotTier:
         self._put = redis.register_script(_PUT)
         self._remove = redis.register_script(_REMOVE)
         self._touch = redis.register_script(_TOUCH)
+        self._drop_if_gone = redis.register_script(_DROP_IF_GONE)
 
     @classmethod
     def connect(cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600) -> RedisHotTier:
@@ -283,6 +295,35 @@ class RedisHotTier:
         return await self._call(
             lambda: cast(Awaitable[list[str]], self._redis.zrangebyscore(key, "-inf", idle_since))
         )
+
+    @staticmethod
+    def _over_key(tenant: str) -> str:
+        return f"gm:{{{tenant}}}:over"
+
+    async def mark_over_budget(self, tenant: str, session_id: str) -> None:
+        """Remember a session that went over its token budget, so maintenance can check
+        it (and only it) if the spill the add started does not bring it back."""
+        key = self._over_key(tenant)
+        await self._call(lambda: self._redis.sadd(key, session_id))
+
+    async def over_budget(self, tenant: str) -> list[str]:
+        key = self._over_key(tenant)
+        members = await self._call(lambda: cast(Awaitable[set[str]], self._redis.smembers(key)))
+        return sorted(members)
+
+    async def clear_over_budget(self, tenant: str, session_id: str) -> None:
+        key = self._over_key(tenant)
+        await self._call(lambda: self._redis.srem(key, session_id))
+
+    async def drop_if_gone(self, tenant: str, session_id: str) -> bool:
+        """Forget a session in the indexes if its items are gone (TTL expiry)."""
+        keys = self._keys(tenant, session_id)
+        dropped = await self._call(
+            lambda: self._drop_if_gone(
+                keys=[keys[0], keys[3], self._over_key(tenant)], args=[session_id]
+            )
+        )
+        return bool(dropped)
 
     async def sessions(self, tenant: str) -> list[str]:
         key = self._keys(tenant, "-")[3]

@@ -25,9 +25,10 @@ async def graph_nodes(stack: Stack, tenant: str) -> list[dict[str, Any]]:
     )
 
 
-async def build(stack: Stack, **rules: Any) -> MemoryService:
+async def build(stack: Stack, redis_url: str | None = None, **rules: Any) -> MemoryService:
     config = rules.pop("config", {})
-    svc = MemoryBuilder.from_settings(stack.settings()).with_config(**config)
+    settings = stack.settings(redis_url=redis_url or stack.redis_url)
+    svc = MemoryBuilder.from_settings(settings).with_config(**config)
     if rules:
         svc = svc.with_rules(**rules)
     service = svc.build()
@@ -221,8 +222,18 @@ async def test_hot_ttl_rule_sets_the_redis_expiry(
 async def test_idle_sessions_are_flushed_before_their_ttl_runs_out(
     stack: Stack, tenant: str
 ) -> None:
+    import redis.asyncio as aioredis
+
+    # A Redis database of its own: maintenance visits every tenant's idle sessions, and
+    # with this short TTL it would first flush what every earlier test left behind.
+    from urllib.parse import urlsplit, urlunsplit
+
+    own_db = urlunsplit(urlsplit(stack.redis_url)._replace(path="/9"))
+    async with aioredis.Redis.from_url(own_db) as r:
+        await r.flushdb()
     service = await build(
         stack,
+        redis_url=own_db,
         config={
             "sessionTtlSeconds": 10,
             "flushBeforeExpirySeconds": 8,

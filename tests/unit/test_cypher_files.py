@@ -15,6 +15,9 @@ TENANTLESS = {
     "admin/await_indexes",
     "admin/change_initial_password",
     "admin/tenants",  # lists tenant ids only, for maintenance to visit each
+    # migration backfill over every tenant; each row names its own tenant
+    "admin/scope_tokens_missing",
+    "admin/scope_tokens_set",
 }  # server-level statements: no tenant data read or written
 
 

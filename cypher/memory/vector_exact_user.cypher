@@ -1,9 +1,7 @@
-// Exact cosine ranking over a small scope (one session or user): perfect recall, and no
-// dependence on how many other tenants share the vector index.
-MATCH (m:Memory {tenant: $tenant})
-WHERE ($sessionId IS NULL OR m.sessionId = $sessionId)
-  AND ($userId IS NULL OR m.userId = $userId)
-  AND m.tier IN $tiers
+// Exact cosine ranking over one user's memories, found through the (tenant, userId)
+// index: perfect recall, and no dependence on how many others share the vector index.
+MATCH (m:Memory {tenant: $tenant, userId: $userId})
+WHERE m.tier IN $tiers
   AND ($types IS NULL OR m.type IN $types)
   AND m.embedding IS NOT NULL
 WITH m, vector.similarity.cosine(m.embedding, $embedding) AS score

@@ -1,0 +1,103 @@
+"""Large stored corpora for search-latency runs: 10k and 100k memories in the graph.
+
+Enriching 100,000 memories through the spill path (embedding and NER at ~150 items/s)
+would take a quarter of an hour, longer than the whole perf suite may run; ingest speed is
+measured separately. Here every memory is written through the graph store's own batched
+upsert (the statement spill uses) with an embedding mixed from real MiniLM embeddings of
+LoCoMo turns: ``normalise(E[a] + 0.3 E[b] + noise)`` for turn ``a``'s text, so vectors
+are distinct, spread like real ones, and the text is real conversation.
+
+Shape: users of ``sessions`` sessions of ``turns`` memories each, in one tenant per
+size, so a search can be scoped to a user (a realistic agent query) or span the tenant.
+A corpus is kept between runs and reused when it is complete (``corpus_tenant``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from graphmem.models import MemoryItem, MemoryType, Tier, content_hash
+from graphmem.service import MemoryService
+
+VERSION = 1
+SESSIONS_PER_USER = 10
+TURNS_PER_SESSION = 100
+BATCH = 1000
+
+
+def corpus_tenant(size: int) -> str:
+    return f"perf-corpus-v{VERSION}-{size}"
+
+
+def user_ids(size: int) -> list[str]:
+    return [f"u{n:04d}" for n in range(size // (SESSIONS_PER_USER * TURNS_PER_SESSION))]
+
+
+async def stored(service: MemoryService, size: int) -> int:
+    tenant = corpus_tenant(size)
+    total = 0
+    for user in user_ids(size):
+        params = {"tenant": tenant, "userId": user, "tiers": ["warm", "cold"], "cap": size}
+        (row,) = await service.graph.run("memory/scope_size_user", params)
+        total += int(row["n"])
+    return total
+
+
+async def ensure(
+    service: MemoryService,
+    size: int,
+    texts: list[str],
+    vectors: np.ndarray,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[str, bool]:
+    """The tenant holding a complete corpus of ``size`` memories; (tenant, built now)."""
+    tenant = corpus_tenant(size)
+    if await stored(service, size) == size:
+        return tenant, False
+    for user in user_ids(size):  # a partial corpus from an interrupted run
+        await service.forget_user(tenant, user)
+    rng = np.random.default_rng(size)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    per_user = SESSIONS_PER_USER * TURNS_PER_SESSION
+    rows: list[dict[str, Any]] = []
+    for n in range(size):
+        user = n // per_user
+        session = (n % per_user) // TURNS_PER_SESSION
+        a = int(rng.integers(len(texts)))
+        b = int(rng.integers(len(texts)))
+        vector = vectors[a] + 0.3 * vectors[b] + rng.normal(0, 0.02, vectors.shape[1])
+        vector /= np.linalg.norm(vector)
+        at = start + timedelta(minutes=n)
+        item = MemoryItem(
+            id="mem_" + hashlib.sha1(f"{tenant}:{n}".encode()).hexdigest()[:32],
+            tenant=tenant,
+            session_id=f"u{user:04d}-s{session:02d}",
+            user_id=f"u{user:04d}",
+            content=texts[a],
+            type=MemoryType.MESSAGE,
+            tier=Tier.COLD,
+            access_count=0,
+            last_accessed_at=at,
+            created_at=at,
+            relevance_score=1.0,
+            token_count=max(1, len(texts[a]) // 4),
+            content_hash=content_hash(texts[a]),
+            metadata={},
+            seq=n,
+        )
+        rows.append(item.graph_row(vector.astype(np.float32).tolist()))
+        if len(rows) == BATCH:
+            await service.graph.upsert(tenant, rows)
+            rows = []
+            if progress:
+                progress(BATCH)
+    if rows:
+        await service.graph.upsert(tenant, rows)
+        if progress:
+            progress(len(rows))
+    return tenant, True

@@ -46,6 +46,23 @@ def session_time(raw: str) -> datetime:
     return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
+def turn_text(turn: dict[str, Any]) -> str:
+    """One memory per turn: "Speaker: text", plus " [image: caption]" when there is one."""
+    text = f"{turn['speaker']}: {turn['text']}"
+    if turn.get("blip_caption"):
+        text += f" [image: {turn['blip_caption']}]"
+    return text
+
+
+def recall_row(category: int, ranked: list[Any], evidence: list[str]) -> dict[str, Any]:
+    """LoCoMo's recall_acc at 5 and 10 for one question, from the ranked dia_ids."""
+    return {
+        "category": category,
+        "r5": len(set(ranked[:5]) & set(evidence)) / len(evidence),
+        "r10": len(set(ranked[:10]) & set(evidence)) / len(evidence),
+    }
+
+
 def evidence_ids(raw: list[str], known: set[str]) -> list[str]:
     out: list[str] = []
     for entry in raw:
@@ -82,9 +99,7 @@ async def ingest(client: Client, conversation: dict[str, Any]) -> set[str]:
         when = session_time(conv[f"session_{n}_date_time"]).isoformat()
         inputs = []
         for turn in conv[f"session_{n}"]:
-            text = f"{turn['speaker']}: {turn['text']}"
-            if turn.get("blip_caption"):
-                text += f" [image: {turn['blip_caption']}]"
+            text = turn_text(turn)
             known.add(turn["dia_id"])
             inputs.append(
                 {
@@ -123,13 +138,7 @@ async def evaluate(
         )["search"]
         latencies.append(1000 * (time.perf_counter() - started))
         ranked = [h["item"]["metadata"].get("dia_id") for h in hits]
-        rows.append(
-            {
-                "category": int(qa["category"]),
-                "r5": len(set(ranked[:5]) & set(evidence)) / len(evidence),
-                "r10": len(set(ranked[:10]) & set(evidence)) / len(evidence),
-            }
-        )
+        rows.append(recall_row(int(qa["category"]), ranked, evidence))
     return rows, latencies
 
 

@@ -153,8 +153,10 @@ class Neo4jGraphStore:
                 records = await self.run(exact, params)
                 return [self._scored(tenant, r) for r in records]
         # The index is shared across tenants: over-fetch, and widen until the scope
-        # filter leaves enough hits or the whole index has been looked at.
-        k = max(limit * 10, 100)
+        # filter leaves enough hits or the whole index has been looked at. The first probe
+        # is small (HNSW's cost grows with k); a tenant that owns a small share of the
+        # index pays for one or two wider probes.
+        k = max(limit * 2, 100)
         while True:
             records = await self.run("memory/vector_search_index", {**params, "k": k})
             if len(records) >= limit or k >= 100_000:

@@ -222,11 +222,11 @@ async def test_hot_ttl_rule_sets_the_redis_expiry(
 async def test_idle_sessions_are_flushed_before_their_ttl_runs_out(
     stack: Stack, tenant: str
 ) -> None:
-    import redis.asyncio as aioredis
-
     # A Redis database of its own: maintenance visits every tenant's idle sessions, and
     # with this short TTL it would first flush what every earlier test left behind.
     from urllib.parse import urlsplit, urlunsplit
+
+    import redis.asyncio as aioredis
 
     own_db = urlunsplit(urlsplit(stack.redis_url)._replace(path="/9"))
     async with aioredis.Redis.from_url(own_db) as r:

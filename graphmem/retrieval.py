@@ -84,11 +84,13 @@ def terms(text: str) -> list[str]:
 
 def lucene_query(text: str, scope: str) -> str | None:
     """BM25 over the query's terms, restricted to documents carrying every token of
-    ``scope`` (``models.scope_tokens``)."""
+    ``scope`` (``models.scope_tokens``). The scope clauses are boosted by 0: they filter
+    without scoring, since a matching clause would add the same constant to every hit and
+    squash the normalised BM25 scores fusion relies on."""
     words = terms(text)
     if not words:
         return None
-    required = " AND ".join(f"scopeToken:{token}" for token in scope.split())
+    required = " AND ".join(f"scopeToken:{token}^0" for token in scope.split())
     return f"content:({' OR '.join(words)}) AND {required}"
 
 

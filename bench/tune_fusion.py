@@ -119,33 +119,21 @@ async def main() -> None:
                     "mutation($u: ID!) { forgetUser(userId: $u) { sessions } }",
                     {"u": conversation["sample_id"]},
                 )
-    # text weight fixed (only ratios matter with vector); context, window, decay, session
     if args.cache:
         args.cache.write_bytes(pickle.dumps(cases))
     search(cases)
 
 
 def search(cases: list[Any]) -> None:
-    grid = itertools.product(
-        [0.55],
-        [0.45],
-        [0.0],
-        [0.35, 0.5],
-        [20],
-        [2, 3],
-        [0.8, 1.0],
-        [0.2, 0.3, 0.45, 0.6],
-    )
+    # text and vector weights sum to 1 (only their ratio matters beside the others)
+    grid = itertools.product([0.45, 0.55, 0.65], [0.25, 0.35, 0.5], [1, 2], [1.0, 1.5, 2.0])
     scored = []
-    for text, vec, ent, ctx, pool, window, decay, session in grid:
+    for text, ctx, window, session in grid:
         w = Weights(
             text=text,
-            vector=vec,
-            entity=ent,
+            vector=round(1 - text, 2),
             context=ctx,
-            context_pool=pool,
             context_window=window,
-            context_decay=decay,
             session=session,
         )
         r10 = [len(set(rank(raw, w)) & ev) / len(ev) for _, ev, raw in cases]

@@ -86,7 +86,9 @@ class MemoryItem(BaseModel):
     def from_json(cls, raw: str | bytes) -> MemoryItem:
         return cls.model_validate_json(raw)
 
-    def graph_row(self, embedding: list[float] | None) -> dict[str, Any]:
+    def graph_row(
+        self, embedding: list[float] | None, sentences: bytes | None = None
+    ) -> dict[str, Any]:
         """The parameter map one ``UNWIND`` row of the upsert query expects."""
         return {
             "id": self.id,
@@ -104,6 +106,8 @@ class MemoryItem(BaseModel):
             # Neo4j properties cannot hold maps; metadata round-trips as JSON text.
             "metadata": json.dumps(self.metadata, separators=(",", ":"), sort_keys=True),
             "embedding": embedding,
+            # float16 vectors of each sentence (enrich/sentences.py); null for one sentence
+            "sentenceVectors": sentences,
             "seq": self.seq,
             # analyzer tokens for tenant, session and user: fulltext queries filter in Lucene
             "scopeToken": scope_tokens(self.tenant, self.session_id, self.user_id),

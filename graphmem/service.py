@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .enrich.embed import Embedder
+from .enrich.sentences import best_cosines, embed_memories, pack, split_sentences
 from .enrich.tokens import TokenCounter
 from .entities import EntityMemory
 from .episodes import EpisodicMemory
@@ -367,8 +368,8 @@ class MemoryService:
     async def _write_through(
         self, tenant: str, session_id: str, items: Sequence[MemoryItem]
     ) -> None:
-        vectors = await self._embed_items(tenant, session_id, items)
-        rows = [i.graph_row(vectors[i.id]) for i in items]  # tier stays 'hot'
+        vectors, sentences = await self._embed_for_graph(tenant, session_id, items)
+        rows = [i.graph_row(vectors[i.id], sentences.get(i.id)) for i in items]  # stays 'hot'
         await self._with_retry(partial(self.graph.upsert, tenant, rows))
 
     # --- read the hot tier and cascade ------------------------------------------------------
@@ -488,9 +489,28 @@ class MemoryService:
         vectors = await self.hot_tier.embeddings(tenant, session_id, [i.id for i in items])
         missing = [i for i in items if i.id not in vectors]
         if missing:
-            computed = await asyncio.to_thread(self.embedder.embed, [i.content for i in missing])
-            vectors.update({i.id: v.tolist() for i, v in zip(missing, computed, strict=True)})
+            computed = await asyncio.to_thread(
+                embed_memories, self.embedder, [i.content for i in missing]
+            )
+            vectors.update({i.id: e.vector for i, e in zip(missing, computed, strict=True)})
         return vectors
+
+    async def _embed_for_graph(
+        self, tenant: str, session_id: str, items: Sequence[MemoryItem]
+    ) -> tuple[dict[str, list[float]], dict[str, bytes | None]]:
+        """Vectors and packed sentence vectors for the graph. Redis caches only the vector,
+        so a memory of several sentences is embedded again for its sentences."""
+        vectors = await self.hot_tier.embeddings(tenant, session_id, [i.id for i in items])
+        todo = [i for i in items if i.id not in vectors or len(split_sentences(i.content)) > 1]
+        sentences: dict[str, bytes | None] = {}
+        if todo:
+            computed = await asyncio.to_thread(
+                embed_memories, self.embedder, [i.content for i in todo]
+            )
+            for item, embedded in zip(todo, computed, strict=True):
+                vectors[item.id] = embedded.vector
+                sentences[item.id] = pack(embedded.sentences)
+        return vectors, sentences
 
     async def _flush(
         self,
@@ -519,12 +539,14 @@ class MemoryService:
                     else None
                 )
                 try:
-                    vectors = await embedding
+                    vectors, sentences = await embedding
                     rows: list[dict[str, Any]] = []
                     for item in batch:
                         warm_item = item.access_count > config.warm_access_threshold
                         tier = Tier.WARM if warm_item else Tier.COLD
-                        row = item.model_copy(update={"tier": tier}).graph_row(vectors[item.id])
+                        row = item.model_copy(update={"tier": tier}).graph_row(
+                            vectors[item.id], sentences.get(item.id)
+                        )
                         rows.append(row)
                         (warm if warm_item else cold).append(item.id)
                     try:
@@ -569,10 +591,13 @@ class MemoryService:
 
     def _enrich(
         self, tenant: str, session_id: str, batch: Sequence[MemoryItem]
-    ) -> tuple[asyncio.Future[dict[str, list[float]]], asyncio.Future[Any] | None]:
+    ) -> tuple[
+        asyncio.Future[tuple[dict[str, list[float]], dict[str, bytes | None]]],
+        asyncio.Future[Any] | None,
+    ]:
         """Start embedding and NER of a batch. Both release the GIL (onnxruntime, spaCy),
         so they run side by side on the machine's cores."""
-        embedding = asyncio.ensure_future(self._embed_items(tenant, session_id, batch))
+        embedding = asyncio.ensure_future(self._embed_for_graph(tenant, session_id, batch))
         extracting = (
             asyncio.ensure_future(self.entities.extract(batch))
             if self.entities is not None
@@ -630,17 +655,37 @@ class MemoryService:
             else asyncio.sleep(0, result=[]),
             self._entity_hits(tenant, q),
         )
+        # A memory of several sentences is as close to the query as its best sentence.
+        best = await self._best_sentences(
+            tenant, query_vector, [i.id for i, _ in vector_hits] + [i.id for i, _, _ in text_hits]
+        )
+        vector_hits = [(i, max(c, best.get(i.id, c))) for i, c in vector_hits]
+        text_hits = [(i, s, max(c, best.get(i.id, c))) for i, s, c in text_hits]
         pool = fuse(vector_hits, text_hits, entity_hits, w)
         if w.context > 0 and pool:
             head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
             near = await self.graph.neighbours(
                 tenant, [c.item.id for c in head], query_vector, window=w.context_window
             )
+            best |= await self._best_sentences(
+                tenant, query_vector, [i.id for _, i, _ in near if i.id not in best]
+            )
+            near = [(of, i, max(c, best.get(i.id, c))) for of, i, c in near]
             add_context(pool, near, w)
         ranked = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
         if q.types:
             ranked = [c for c in ranked if c.item.type in q.types]
         return [(c.item, c.score, c.cosine) for c in ranked[: q.limit]], query_vector
+
+    async def _best_sentences(
+        self, tenant: str, query_vector: list[float], ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Best sentence cosine of each listed memory that has sentence vectors."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        packed = await self.graph.sentence_vectors(tenant, wanted)
+        return best_cosines(query_vector, packed, self.embedder.dimension)
 
     async def _entity_hits(self, tenant: str, q: RecallQuery) -> dict[str, float]:
         """Share of the query's entities each in-scope memory mentions."""

@@ -18,6 +18,7 @@ SET m.sessionId = it.sessionId,
     m.metadata = it.metadata,
     m.seq = it.seq,
     m.scopeToken = it.scopeToken,
+    m.sentenceVectors = it.sentenceVectors,
     m.spilledAt = datetime()
 WITH m, it
 CALL db.create.setNodeVectorProperty(m, 'embedding', it.embedding)

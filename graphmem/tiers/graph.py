@@ -163,6 +163,11 @@ class Neo4jGraphStore:
                 return [self._scored(tenant, r) for r in records]
             k *= 10
 
+    async def sentence_vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, bytes]:
+        """Packed sentence vectors of the listed memories that have several sentences."""
+        records = await self.run("memory/sentence_vectors", {"tenant": tenant, "ids": list(ids)})
+        return {r["id"]: bytes(r["vectors"]) for r in records}
+
     async def fulltext_search(
         self,
         tenant: str,

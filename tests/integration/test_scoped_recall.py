@@ -3,6 +3,8 @@ are backfilled by migrate."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from graphmem.models import scope_token
 from graphmem.retrieval import Retriever
 from graphmem.service import MemoryService, RecallQuery
@@ -57,3 +59,42 @@ async def test_migrate_gives_old_memories_their_session_and_user_tokens(
     assert await service.search(tenant, query) == []
     await service.migrate()
     assert [h.item.id for h in await service.search(tenant, query)] == [item.id]
+
+
+async def test_a_memory_of_several_sentences_is_ranked_by_its_best_sentence(
+    service: MemoryService, tenant: str, stack: Stack
+) -> None:
+    long, short = await service.add_many(
+        tenant,
+        [
+            {
+                "session_id": "s",
+                "user_id": "dora",
+                "content": "The weather was awful all week. We visited my aunt in Leeds. "
+                "Then we adopted a rescue greyhound named Biscuit.",
+            },
+            {"session_id": "s", "user_id": "dora", "content": "The bakery opens at nine."},
+        ],
+    )
+    await service.spill(tenant, "s", count=2)
+    rows = await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $tenant}) RETURN m.id AS id, m.sentenceVectors AS v",
+        tenant=tenant,
+    )
+    stored = {r["id"]: r["v"] for r in rows}
+    assert stored[short.id] is None
+    assert len(stored[long.id]) == 3 * 384 * 2  # three float16 sentence vectors
+    query = "adopted a rescue greyhound"
+    (q,) = service.embedder.embed([query])
+    (node,) = await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $tenant, id: $id}) RETURN m.embedding AS e",
+        tenant=tenant,
+        id=long.id,
+    )
+    mean_cosine = float(np.dot(q, np.asarray(node["e"], dtype=np.float32)))
+    hits = await service.search(tenant, RecallQuery(query=query, user_id="dora", limit=2))
+    assert hits[0].item.id == long.id
+    # ranked (and reported) by its best sentence, closer than its averaged vector
+    assert hits[0].similarity > mean_cosine + 0.05

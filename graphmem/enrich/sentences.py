@@ -1,0 +1,107 @@
+"""Sentence-level embeddings: a memory is embedded sentence by sentence.
+
+One vector for a whole turn blurs it when the turn says several things ("Congrats! We
+went camping last week. The kids loved it."): a question about one of them matches that
+sentence far better than the average of all three. So a memory with several sentences
+keeps one vector per sentence; recall ranks it by its best sentence, and its own vector
+(the one in the vector index, and seed 004's relevance for hot items) is the normalised
+mean of its sentence vectors. A memory of one sentence is embedded as a whole, as before.
+
+Chat-formatted content ("Caroline: Thanks! I went to the support group yesterday.")
+carries its speaker label onto every sentence, because questions name who said what.
+Measured on the LoCoMo dev split (BENCHMARKS.md): sentence vectors lift hybrid R@10.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .embed import Embedder, Vectors
+
+#: a sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket
+#: (so "3 p.m. tomorrow" stays one sentence)
+_BOUNDARY = re.compile(r"""(?<=[.!?])\s+(?=[A-Z0-9"'(\[])""")
+#: a leading "Name:" or "Role name:" label (short, no sentence punctuation)
+_LABEL = re.compile(r"^([^\s:.!?][^:.!?\n]{0,38}):\s+")
+#: fragments shorter than this ("Hi!", "Ok.") join the sentence after them
+MIN_CHARS = 12
+#: sentences beyond this many are joined into the last one (bounds the work per memory)
+MAX_SENTENCES = 16
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences a memory is embedded by: one item for a single sentence (the text
+    itself), otherwise each sentence with the text's speaker label, if it has one."""
+    text = text.strip()
+    label_match = _LABEL.match(text)
+    label = label_match.group(1) if label_match and len(label_match.group(1).split()) <= 3 else None
+    body = text[label_match.end() :] if label and label_match else text
+    parts: list[str] = []
+    carry = ""
+    for piece in _BOUNDARY.split(body):
+        piece = (carry + " " + piece).strip() if carry else piece.strip()
+        if len(piece) < MIN_CHARS:
+            carry = piece
+            continue
+        carry = ""
+        parts.append(piece)
+    if carry:
+        if parts:
+            parts[-1] = f"{parts[-1]} {carry}"
+        else:
+            parts.append(carry)
+    if len(parts) > MAX_SENTENCES:
+        parts = [*parts[: MAX_SENTENCES - 1], " ".join(parts[MAX_SENTENCES - 1 :])]
+    if len(parts) <= 1:
+        return [text]
+    return [f"{label}: {p}" if label else p for p in parts]
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """A memory's vector, and its sentence vectors when it has several sentences."""
+
+    vector: list[float]
+    sentences: Vectors | None
+
+
+def embed_memories(embedder: Embedder, texts: Sequence[str]) -> list[Embedded]:
+    """Every sentence of every text in one batched call."""
+    split = [split_sentences(t) for t in texts]
+    flat = [s for parts in split for s in parts]
+    vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dimension), np.float32)
+    out: list[Embedded] = []
+    start = 0
+    for parts in split:
+        block = vectors[start : start + len(parts)]
+        start += len(parts)
+        if len(parts) == 1:
+            out.append(Embedded(block[0].tolist(), None))
+            continue
+        mean = block.mean(axis=0)
+        mean /= max(float(np.linalg.norm(mean)), 1e-12)
+        out.append(Embedded(mean.astype(np.float32).tolist(), block))
+    return out
+
+
+def pack(sentences: Vectors | None) -> bytes | None:
+    """Sentence vectors as a graph property: float16 bytes (enough for cosine ranking)."""
+    if sentences is None:
+        return None
+    return np.asarray(sentences, dtype=np.float16).tobytes()
+
+
+def best_cosines(
+    query: Sequence[float], packed: dict[str, bytes], dimension: int
+) -> dict[str, float]:
+    """Each memory's best sentence cosine against the (normalised) query vector."""
+    q = np.asarray(query, dtype=np.float32)
+    best: dict[str, float] = {}
+    for item_id, raw in packed.items():
+        matrix = np.frombuffer(raw, dtype=np.float16).reshape(-1, dimension).astype(np.float32)
+        best[item_id] = float((matrix @ q).max())
+    return best

@@ -3,8 +3,9 @@
 Each retriever finds candidates within the caller's scope; their scores are brought to a
 common scale (cosine similarity as it is, or a memory's best sentence's when that is
 closer, see ``enrich/sentences.py``; BM25 divided by the query's best BM25 score; entity
-overlap as the share of the query's entities a memory mentions) and combined linearly. A memory then borrows part of its best neighbouring turn's score: in a
-conversation the answer is often the turn after the one that shares the question's words.
+overlap as the share of the query's entities a memory mentions) and combined linearly.
+A memory then borrows part of its best neighbouring turn's score: in a conversation the
+answer is often the turn after the one that shares the question's words.
 
 Weights (documented in the README; chosen by ``bench/tune_fusion.py``, a grid search on
 the LoCoMo dev split with nothing specific to its conversations):

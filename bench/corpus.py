@@ -5,7 +5,8 @@ would take a quarter of an hour, longer than the whole perf suite may run; inges
 measured separately. Here every memory is written through the graph store's own batched
 upsert (the statement spill uses) with an embedding mixed from real MiniLM embeddings of
 LoCoMo turns: ``normalise(E[a] + 0.3 E[b] + noise)`` for turn ``a``'s text, so vectors
-are distinct, spread like real ones, and the text is real conversation.
+are distinct, spread like real ones, and the text is real conversation; turn ``a``'s
+sentence vectors go with it, as spill would store them.
 
 Shape: users of ``sessions`` sessions of ``turns`` memories each, in one tenant per
 size, so a search can be scoped to a user (a realistic agent query) or span the tenant.
@@ -21,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.enrich.sentences import Embedded, pack
 from graphmem.models import MemoryItem, MemoryType, Tier, content_hash
 from graphmem.service import MemoryService
 
-VERSION = 1
+VERSION = 2
 SESSIONS_PER_USER = 10
 TURNS_PER_SESSION = 100
 BATCH = 1000
@@ -52,7 +54,7 @@ async def ensure(
     service: MemoryService,
     size: int,
     texts: list[str],
-    vectors: np.ndarray,
+    embedded: list[Embedded],
     progress: Callable[[int], None] | None = None,
 ) -> tuple[str, bool]:
     """The tenant holding a complete corpus of ``size`` memories; (tenant, built now)."""
@@ -62,6 +64,7 @@ async def ensure(
     for user in user_ids(size):  # a partial corpus from an interrupted run
         await service.forget_user(tenant, user)
     rng = np.random.default_rng(size)
+    vectors = np.asarray([e.vector for e in embedded], dtype=np.float32)
     start = datetime(2024, 1, 1, tzinfo=UTC)
     per_user = SESSIONS_PER_USER * TURNS_PER_SESSION
     rows: list[dict[str, Any]] = []
@@ -90,7 +93,7 @@ async def ensure(
             metadata={},
             seq=n,
         )
-        rows.append(item.graph_row(vector.astype(np.float32).tolist()))
+        rows.append(item.graph_row(vector.astype(np.float32).tolist(), pack(embedded[a].sentences)))
         if len(rows) == BATCH:
             await service.graph.upsert(tenant, rows)
             rows = []

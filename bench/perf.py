@@ -6,10 +6,13 @@
 3. graph writes: spilled rows written with UNWIND batches against one transaction per
    memory (the naive baseline), on the same rows;
 4. ``addMemory`` over HTTP on loopback: p50/p99 at 1, 16 and 64 concurrent clients
-   (a bounded number of requests each);
-5. ``search`` (hybrid) p50/p95 with 10,000 stored memories.
+   (a bounded number of requests each), with one and two server workers, and where a
+   request's CPU goes (cProfile, grouped by package);
+5. ``search`` (hybrid) p50/p95 over 10k and 100k stored memories (``bench/corpus.py``),
+   scoped to one user and across the tenant, with the time of each stage.
 
-Not yet here: search at 100k memories and the neo4j-agent-memory peer (issue 5).
+The peer (neo4j-agent-memory) runs in ``bench/peer.py``. Plots go to
+``bench/results/perf_*.png``.
 
     .venv/bin/python -m bench.perf [--quick] [--out FILE]
 """
@@ -26,16 +29,23 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+from tqdm import tqdm
 
+from bench import corpus
 from bench.entities import turns
 from bench.loadgen import LoopbackClient
+from bench.locomo import LOCOMO
 from bench.report import run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
-from graphmem.enrich.ner import load_nlp
+from graphmem.enrich.ner import EntityExtractor, load_nlp
+from graphmem.enrich.sentences import embed_memories
 from graphmem.models import MemoryItem
 from graphmem.service import MemoryService, RecallQuery
 from graphmem.settings import load_settings
@@ -68,10 +78,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def component_limits(texts: list[str], service: MemoryService) -> dict[str, float]:
-    nlp = load_nlp()
+    extractor = EntityExtractor(load_nlp())
+    extractor.extract(texts[:20])  # warm-up
     started = time.perf_counter()
-    for _ in nlp.pipe(texts, batch_size=64):
-        pass
+    extractor.extract(texts)
     ner = len(texts) / (time.perf_counter() - started)
     started = time.perf_counter()
     service.embedder.embed(texts)
@@ -172,32 +182,229 @@ async def add_latency(url: str, key: str, clients: int, requests: int) -> dict[s
     }
 
 
+class StageClock:
+    """Wall time of each search stage: the query embedding and every named Cypher
+    statement the graph store runs (vector and BM25 run side by side, so stages overlap)."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.times: dict[str, list[float]] = defaultdict(list)
+        graph: Any = service.graph
+        run = graph.run
+        embed = service.embedder.embed
+
+        async def timed_run(name: str, params: dict[str, Any], **kw: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await run(name, params, **kw)
+            finally:
+                self.times[name].append(1000 * (time.perf_counter() - started))
+
+        def timed_embed(texts: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return embed(texts)
+            finally:
+                self.times["embed query"].append(1000 * (time.perf_counter() - started))
+
+        graph.run = timed_run
+        service.embedder.embed = timed_embed  # type: ignore[method-assign]
+
+    def medians(self) -> dict[str, float]:
+        return {k: round(statistics.median(v), 1) for k, v in sorted(self.times.items())}
+
+
 async def search_latency(
-    service: MemoryService, tenant: str, stored: int, questions: list[str]
-) -> dict[str, float]:
+    service: MemoryService, sizes: list[int], questions: list[str]
+) -> list[dict[str, Any]]:
     texts = turns()
-    filler = [f"{texts[n % len(texts)]} (note {n})" for n in range(stored)]
-    for start in range(0, len(filler), 500):
-        await service.add_many(
-            tenant,
-            [
-                {"session_id": f"bulk-{start // 2000}", "user_id": "perf-bulk", "content": t}
-                for t in filler[start : start + 500]
-            ],
-        )
-    for s in range(0, (stored + 1999) // 2000):
-        await service.spill(tenant, f"bulk-{s}", count=2000)
-    latencies = []
-    for question in questions:
-        started = time.perf_counter()
-        await service.search(tenant, RecallQuery(query=question, user_id="perf-bulk", limit=10))
-        latencies.append(1000 * (time.perf_counter() - started))
-    return {
-        "stored": stored,
-        "queries": len(latencies),
-        "p50_ms": round(statistics.median(latencies), 1),
-        "p95_ms": round(percentile(latencies, 0.95), 1),
+    embedded = embed_memories(service.embedder, texts)
+    out = []
+    for size in sizes:
+        with tqdm(total=size, desc=f"corpus of {size} memories", file=sys.stderr) as bar:
+            started = time.perf_counter()
+            tenant, built = await corpus.ensure(service, size, texts, embedded, bar.update)
+            build_s = time.perf_counter() - started
+        users = corpus.user_ids(size)
+        for scope in ("user", "tenant"):
+            clock = StageClock(service)
+            latencies = []
+            for n, question in enumerate(tqdm(questions, desc=f"search {size}/{scope}")):
+                query = RecallQuery(
+                    query=question, user_id=users[n % len(users)] if scope == "user" else None
+                )
+                started = time.perf_counter()
+                await service.search(tenant, query)
+                latencies.append(1000 * (time.perf_counter() - started))
+            out.append(
+                {
+                    "stored": size,
+                    "scope": scope,
+                    "scope_size": size // len(users) if scope == "user" else size,
+                    "queries": len(latencies),
+                    "p50_ms": round(statistics.median(latencies), 1),
+                    "p95_ms": round(percentile(latencies, 0.95), 1),
+                    "stages_p50_ms": clock.medians(),
+                    "corpus_built_s": round(build_s, 1) if built else None,
+                }
+            )
+            del service.graph.run  # type: ignore[attr-defined]  # drop the clock's wrappers
+            del service.embedder.embed  # type: ignore[attr-defined]
+    return out
+
+
+@contextmanager
+def _profiled() -> Iterator[Any]:
+    import cProfile
+
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield profile
+    finally:
+        profile.disable()
+
+
+def _bucket(filename: str, function: str) -> str:
+    if "epoll" in function or "select" in function:
+        return "waiting for I/O (excluded)"
+    for marker, name in (
+        ("/graphmem/", "graphmem (service, tiers, API glue)"),
+        ("/strawberry/", "GraphQL (strawberry, graphql-core)"),
+        ("/graphql/", "GraphQL (strawberry, graphql-core)"),
+        ("/starlette/", "HTTP (starlette, ASGI)"),
+        ("/httpx/", "test client (excluded)"),
+        ("/redis/", "Redis client"),
+        ("/pydantic", "pydantic"),
+        ("/tokenizers/", "token counting"),
+        ("asyncio", "asyncio event loop"),
+    ):
+        if marker in filename:
+            return name
+    return "other (stdlib, json, builtins)"
+
+
+async def add_cpu_profile(key: str, tenant: str, requests: int) -> dict[str, float]:
+    """CPU time of one addMemory inside the app (in-process, cProfile), by package."""
+    import pstats
+
+    from graphmem.api.app import create_app
+
+    settings = load_settings(api_keys={key: tenant}, maintenance_enabled=False)
+    app = create_app(settings)
+    query = "mutation($i: AddMemoryInput!) { addMemory(input: $i) { id } }"
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://perf", headers={"Authorization": f"Bearer {key}"}
+        ) as http:
+
+            async def add(n: int) -> None:
+                body = {
+                    "query": query,
+                    "variables": {
+                        "i": {"sessionId": f"cpu-{n % 16}", "content": f"profiled note {n}"}
+                    },
+                }
+                response = await http.post("/graphql", json=body)
+                assert "errors" not in response.json()
+
+            for n in range(50):
+                await add(n)
+            with _profiled() as profile:
+                for n in range(requests):
+                    await add(n)
+    stats = pstats.Stats(profile)
+    buckets: dict[str, float] = defaultdict(float)
+    for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        buckets[_bucket(filename, function)] += tottime
+    buckets.pop("test client (excluded)", None)
+    buckets.pop("waiting for I/O (excluded)", None)
+    per_request = {k: round(1000 * v / requests, 3) for k, v in buckets.items()}
+    return dict(sorted(per_request.items(), key=lambda kv: -kv[1]))
+
+
+async def serve_and_load(
+    key: str, tenant: str, workers: int, levels: list[tuple[int, int]]
+) -> list[dict[str, Any]]:
+    port = free_port()
+    env = dict(os.environ) | {
+        "GRAPHMEM_API_KEYS": f"{key}={tenant}",
+        "GRAPHMEM_MAINTENANCE_ENABLED": "false",
+        "GRAPHMEM_PORT": str(port),
+        "GRAPHMEM_WORKERS": str(workers),
     }
+    server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
+        [sys.executable, "-m", "graphmem.cli", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        await wait_ready(url, server)
+        await add_latency(url, key, 4, 25)  # warm-up: connections, caches, JIT-free paths
+        results = []
+        for clients, requests in levels:
+            result = await add_latency(url, key, clients, requests)
+            results.append(result | {"workers": workers})
+            print(f"addMemory {workers} worker(s), {clients} clients: {result}", file=sys.stderr)
+        return results
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def plots(results: dict[str, Any], folder: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for workers in sorted({a["workers"] for a in results["add_memory"]}):
+        rows = [a for a in results["add_memory"] if a["workers"] == workers]
+        x = [a["clients"] for a in rows]
+        ax.plot(x, [a["p50_ms"] for a in rows], marker="o", label=f"p50, {workers} worker(s)")
+        ax.plot(
+            x, [a["p99_ms"] for a in rows], marker="x", ls="--", label=f"p99, {workers} worker(s)"
+        )
+    ax.axhline(3, color="grey", lw=0.8)
+    ax.axhline(15, color="grey", lw=0.8, ls="--")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="concurrent clients",
+        ylabel="ms",
+        title="addMemory latency over HTTP (targets: p50 3 ms, p99 15 ms)",
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = folder / "perf_add_latency.png"
+    fig.savefig(path, dpi=110)
+    made.append(path.name)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for scope in ("user", "tenant"):
+        rows = [r for r in results["search"] if r["scope"] == scope]
+        x = [r["stored"] for r in rows]
+        ax.plot(x, [r["p50_ms"] for r in rows], marker="o", label=f"p50, {scope} scope")
+        ax.plot(x, [r["p95_ms"] for r in rows], marker="x", ls="--", label=f"p95, {scope} scope")
+    ax.axhline(50, color="grey", lw=0.8, ls="--")
+    ax.set(
+        xscale="log",
+        xlabel="stored memories",
+        ylabel="ms",
+        title="hybrid search latency (target: p95 50 ms at 100k)",
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = folder / "perf_search_latency.png"
+    fig.savefig(path, dpi=110)
+    made.append(path.name)
+    plt.close(fig)
+    return made
 
 
 async def main() -> None:
@@ -214,87 +421,130 @@ async def main() -> None:
     )
     service = MemoryBuilder.from_settings(settings).build()
     results: dict[str, Any] = {"run": run_info(), "quick": quick}
+    started = time.perf_counter()
+
+    def step(name: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f}s] {name}", file=sys.stderr)
+
     try:
         await service.migrate()
+        step("component limits")
         results["limits"] = component_limits(texts, service)
+        step("ingest through enrichment")
         results["ingest_messages_per_s"] = round(await ingest(service, tenant, texts), 1)
+        step("graph writes: UNWIND vs per item")
         results["graph_writes"] = await graph_writes(
             service, tenant, texts[: 100 if quick else 400]
         )
-        questions = [t for t in turns()[::7]][: 10 if quick else 100]
+        step("search latency")
+        questions = [
+            qa["question"]
+            for conversation in json.loads(LOCOMO.read_text())
+            for qa in conversation["qa"]
+        ][::3][: 10 if quick else 100]
         results["search"] = await search_latency(
-            service, tenant, 300 if quick else 10_000, questions
+            service, [1000] if quick else [10_000, 100_000], questions
         )
-        port = free_port()
-        env = dict(os.environ) | {
-            "GRAPHMEM_API_KEYS": f"{key}={tenant}",
-            "GRAPHMEM_MAINTENANCE_ENABLED": "false",
-            "GRAPHMEM_PORT": str(port),
-        }
-        server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
-            [sys.executable, "-m", "graphmem.cli", "serve"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            await wait_ready(url, server)
-            await add_latency(url, key, 4, 5)  # warm-up
-            results["add_memory"] = [
-                await add_latency(url, key, clients, requests)
-                for clients, requests in (
-                    (1, 20 if quick else 300),
-                    (16, 5 if quick else 40),
-                    (64, 2 if quick else 10),
-                )
-            ]
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        step("addMemory CPU profile")
+        results["add_cpu_ms"] = await add_cpu_profile(key, tenant, 50 if quick else 500)
+        step("addMemory over HTTP")
+        levels = [(1, 20), (16, 5), (64, 2)] if quick else [(1, 300), (16, 40), (64, 10)]
+        results["add_memory"] = []
+        for workers in (1,) if quick else (1, 2):
+            results["add_memory"] += await serve_and_load(key, tenant, workers, levels)
         await service.forget_user(tenant, "perf")
-        await service.forget_user(tenant, "perf-bulk")
     finally:
         await service.close()
+    step("done")
+    results["elapsed_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(results, indent=2))
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
         return
+    results["plots"] = plots(results, save_json("perf", results).parent)
     save_json("perf", results)
-    r, run = results, results["run"]
-    lim = r["limits"]
+    update_section("perf", report(results, len(texts)))
+
+
+def report(r: dict[str, Any], ingested: int) -> str:
+    run, lim = r["run"], r["limits"]
     limit = min(lim["ner_docs_per_s"], lim["embed_items_per_s"])
-    rows = "\n".join(
-        f"| addMemory over HTTP, {a['clients']} clients | p50 {a['p50_ms']} ms, "
-        f"p99 {a['p99_ms']} ms ({a['requests']} requests) | p50 ≤ 3 ms, p99 ≤ 15 ms "
-        "at 16 |"
+    share = 100 * r["ingest_messages_per_s"] / limit
+    w = r["graph_writes"]
+    add_rows = "\n".join(
+        f"| addMemory over HTTP, {a['clients']} clients, {a['workers']} worker(s) "
+        f"| p50 {a['p50_ms']} ms, p99 {a['p99_ms']} ms, {a['requests_per_s']} req/s "
+        f"({a['requests']} requests) | {_add_verdict(a)} |"
         for a in r["add_memory"]
     )
-    share = 100 * r["ingest_messages_per_s"] / limit
-    w, found = r["graph_writes"], r["search"]
-    update_section(
-        "perf",
-        f"""## Speed: ingest, writes, addMemory, search
+    search_rows = "\n".join(
+        f"| hybrid search, {s['stored']:,} stored, {s['scope']} scope ({s['scope_size']:,}) "
+        f"| p50 {s['p50_ms']} ms, p95 {s['p95_ms']} ms | {_search_verdict(s)} |"
+        for s in r["search"]
+    )
+    stages = "\n".join(
+        f"| {s['stored']:,} / {s['scope']} | "
+        + ", ".join(f"{k} {v}" for k, v in s["stages_p50_ms"].items())
+        + " |"
+        for s in r["search"]
+    )
+    cpu = r["add_cpu_ms"]
+    cpu_total = sum(cpu.values())
+    cpu_rows = "\n".join(f"| {k} | {v:.3f} |" for k, v in cpu.items())
+    return f"""## Speed: ingest, writes, addMemory, search
 
-`bench/perf.py`, {len(texts)} LoCoMo turns for ingest, services on the same 2-core machine.
-{run["date"]}, commit {run["commit"]}, {run["machine"]}.
+`bench/perf.py` ({r["elapsed_s"]:.0f} s), {ingested} LoCoMo turns for ingest, services on the
+same 2-core machine. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
 
 | measurement | result | target |
 |---|---|---|
-| spaCy alone (enrichment pipes) | {lim["ner_docs_per_s"]} docs/s | component limit |
+| spaCy alone (NER; the parse only for texts with two or more entities) \
+| {lim["ner_docs_per_s"]} docs/s | component limit |
 | embedder alone | {lim["embed_items_per_s"]} items/s | component limit |
-| ingest through enrichment (one spill: embedding beside NER, graph writes) \
+| ingest through enrichment (spill: embedding beside NER, graph writes pipelined) \
 | {r["ingest_messages_per_s"]} messages/s ({share:.0f}% of the slower component) \
-| ≥ 200/s and ≥ 70% |
+| ≥ 200/s and ≥ 70%: {_ingest_verdict(r["ingest_messages_per_s"], share)} |
 | graph writes, UNWIND batches of 256 | {w["unwind_rows_per_s"]} rows/s | |
 | graph writes, one transaction per memory | {w["per_item_rows_per_s"]} rows/s | |
-| UNWIND / per-item | {w["ratio"]} times | ≥ 10 times |
-{rows}
-| hybrid search, {found["stored"]} memories \
-| p50 {found["p50_ms"]} ms, p95 {found["p95_ms"]} ms | p95 ≤ 50 ms at 100k |
+| UNWIND / per-item | {w["ratio"]} times | ≥ 10 times: {"met" if w["ratio"] >= 10 else "missed"} |
+{add_rows}
+{search_rows}
 
-Not measured yet: search at 100k memories, and neo4j-agent-memory as the peer.""",
-    )
+![addMemory latency](bench/results/perf_add_latency.png)
+![search latency](bench/results/perf_search_latency.png)
+
+Where a search's time goes (median ms per stage; vector and BM25 run at the same time):
+
+| corpus / scope | stages |
+|---|---|
+{stages}
+
+Where an addMemory's CPU goes, in process (cProfile, ms per request, {cpu_total:.2f} ms in all;
+profiling roughly doubles Python's own cost, so read shares, not totals):
+
+| package | ms |
+|---|---|
+{cpu_rows}
+"""
+
+
+def _add_verdict(a: dict[str, Any]) -> str:
+    if a["clients"] != 16:
+        return ""
+    ok = a["p50_ms"] <= 3 and a["p99_ms"] <= 15
+    return "p50 ≤ 3 ms, p99 ≤ 15 ms: " + ("met" if ok else "missed")
+
+
+def _search_verdict(s: dict[str, Any]) -> str:
+    if s["stored"] < 100_000:
+        return ""
+    if s["p95_ms"] <= 50:
+        return "p95 ≤ 50 ms: met"
+    return f"p95 ≤ 50 ms: missed by {s['p95_ms'] - 50:.1f} ms"
+
+
+def _ingest_verdict(rate: float, share: float) -> str:
+    return "met" if rate >= 200 and share >= 70 else "missed"
 
 
 if __name__ == "__main__":

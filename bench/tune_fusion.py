@@ -34,16 +34,19 @@ from graphmem.settings import load_settings
 async def raw_candidates(
     service: MemoryService, tenant: str, user: str, question: str
 ) -> dict[str, Any]:
+    """What recall fuses for one question, before any weight is applied (the same
+    service steps ``search`` runs), with neighbours three turns to a side."""
     (vector,) = service.embedder.embed([question])
     q = vector.tolist()
     lucene = lucene_query(question, scope_tokens(tenant, user_id=user))
     vector_hits = await service.graph.vector_search(tenant, q, 100, user_id=user)
-    text_hits = (
-        await service.graph.fulltext_search(tenant, lucene, q, 100, user_id=user) if lucene else []
+    text_only = (
+        await service.graph.fulltext_search(tenant, lucene, 100, user_id=user) if lucene else []
     )
+    vector_hits, text_hits = await service._candidate_cosines(tenant, q, vector_hits, text_only)
     entity_hits = await service._entity_hits(tenant, RecallQuery(query=question, user_id=user))
     ids = list({i.id for i, _ in vector_hits} | {i.id for i, _, _ in text_hits})
-    near = await service.graph.neighbours(tenant, ids, q, window=3)
+    near = await service._neighbours(tenant, ids, q, 3)
     return {"vector": vector_hits, "text": text_hits, "entity": entity_hits, "near": near}
 
 

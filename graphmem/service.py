@@ -627,65 +627,114 @@ class MemoryService:
         self._validate_query(q.query)
         self._validate_limit(q.limit)
         self._validate_scope(q.session_id, q.user_id)
-        (vector,) = await asyncio.to_thread(self.embedder.embed, [q.query])
-        query_vector: list[float] = vector.tolist()
         scope: dict[str, Any] = {"session_id": q.session_id, "user_id": q.user_id}
-        if q.retriever is Retriever.VECTOR:
-            hits = await self.graph.vector_search(
-                tenant, query_vector, q.limit, types=q.types, **scope
-            )
-            return [(i, s, s) for i, s in hits], query_vector
-        lucene = lucene_query(q.query, scope_tokens(tenant, q.session_id, q.user_id))
-        if q.retriever is Retriever.FULLTEXT:
-            text = (
-                await self.graph.fulltext_search(
-                    tenant, lucene, query_vector, q.limit, types=q.types, **scope
-                )
-                if lucene
-                else []
-            )
-            return [(i, s, c) for i, s, c in text], query_vector
         w = self.weights
-        vector_hits, text_hits, entity_hits = await asyncio.gather(
-            self.graph.vector_search(tenant, query_vector, w.candidates, types=q.types, **scope),
-            self.graph.fulltext_search(
-                tenant, lucene, query_vector, w.candidates, types=q.types, **scope
+        lucene = (
+            lucene_query(q.query, scope_tokens(tenant, q.session_id, q.user_id))
+            if q.retriever is not Retriever.VECTOR
+            else None
+        )
+        limit = q.limit if q.retriever is Retriever.FULLTEXT else w.candidates
+        # Neither BM25 nor the size of the scope needs the query vector: both run while
+        # the query is embedded.
+        text_task = (
+            asyncio.ensure_future(
+                self.graph.fulltext_search(tenant, lucene, limit, types=q.types, **scope)
             )
             if lucene
-            else asyncio.sleep(0, result=[]),
-            self._entity_hits(tenant, q),
+            else None
         )
-        # A memory of several sentences is as close to the query as its best sentence.
-        best = await self._best_sentences(
-            tenant, query_vector, [i.id for i, _ in vector_hits] + [i.id for i, _, _ in text_hits]
+        size_task = (
+            asyncio.ensure_future(self.graph.scope_size(tenant, q.session_id, q.user_id))
+            if q.retriever is not Retriever.FULLTEXT and (q.session_id or q.user_id)
+            else None
         )
-        vector_hits = [(i, max(c, best.get(i.id, c))) for i, c in vector_hits]
-        text_hits = [(i, s, max(c, best.get(i.id, c))) for i, s, c in text_hits]
+        try:
+            (vector,) = await asyncio.to_thread(self.embedder.embed, [q.query])
+            query_vector: list[float] = vector.tolist()
+            size = await size_task if size_task else None
+            if q.retriever is Retriever.VECTOR:
+                hits = await self.graph.vector_search(
+                    tenant, query_vector, q.limit, types=q.types, scope_size=size, **scope
+                )
+                return [(i, s, s) for i, s in hits], query_vector
+            text_only = await text_task if text_task else []
+            if q.retriever is Retriever.FULLTEXT:
+                ids = [i.id for i, _ in text_only]
+                scores = await self.graph.candidate_scores(tenant, ids, query_vector, ids)
+                return [
+                    (i, s, scores.get(i.id, (None, None))[0] or 0.0) for i, s in text_only
+                ], query_vector
+            vector_hits, entity_hits = await asyncio.gather(
+                self.graph.vector_search(
+                    tenant, query_vector, w.candidates, types=q.types, scope_size=size, **scope
+                ),
+                self._entity_hits(tenant, q),
+            )
+        finally:
+            _discard(text_task)
+            _discard(size_task)
+        vector_hits, text_hits = await self._candidate_cosines(
+            tenant, query_vector, vector_hits, text_only
+        )
         pool = fuse(vector_hits, text_hits, entity_hits, w)
         if w.context > 0 and pool:
             head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
-            near = await self.graph.neighbours(
-                tenant, [c.item.id for c in head], query_vector, window=w.context_window
+            near = await self._neighbours(
+                tenant, [c.item.id for c in head], query_vector, w.context_window
             )
-            best |= await self._best_sentences(
-                tenant, query_vector, [i.id for _, i, _ in near if i.id not in best]
-            )
-            near = [(of, i, max(c, best.get(i.id, c))) for of, i, c in near]
             add_context(pool, near, w)
         ranked = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
         if q.types:
             ranked = [c for c in ranked if c.item.type in q.types]
         return [(c.item, c.score, c.cosine) for c in ranked[: q.limit]], query_vector
 
-    async def _best_sentences(
-        self, tenant: str, query_vector: list[float], ids: Sequence[str]
+    async def _candidate_cosines(
+        self,
+        tenant: str,
+        query_vector: list[float],
+        vector_hits: list[tuple[MemoryItem, float]],
+        text_only: list[tuple[MemoryItem, float]],
+    ) -> tuple[list[tuple[MemoryItem, float]], list[tuple[MemoryItem, float, float]]]:
+        """Vector and BM25 hits with the cosine fusion uses. Text-only hits need theirs
+        fetched, and every candidate brings its sentence vectors: a memory of several
+        sentences is as close to the query as its best sentence."""
+        found = {i.id for i, _ in vector_hits}
+        scores = await self.graph.candidate_scores(
+            tenant,
+            list(dict.fromkeys([*found, *(i.id for i, _ in text_only)])),
+            query_vector,
+            [i.id for i, _ in text_only if i.id not in found],
+        )
+        cosine = {i.id: c for i, c in vector_hits} | {
+            item_id: c for item_id, (c, _) in scores.items() if c is not None
+        }
+        best = self._best(query_vector, {k: v for k, (_, v) in scores.items()}, cosine)
+        return (
+            [(i, best[i.id]) for i, _ in vector_hits],
+            [(i, s, best.get(i.id, 0.0)) for i, s in text_only],
+        )
+
+    async def _neighbours(
+        self, tenant: str, ids: list[str], query_vector: list[float], window: int
+    ) -> list[tuple[str, MemoryItem, float]]:
+        """The turns around each memory, with their (best-sentence) cosine."""
+        near = await self.graph.neighbours(tenant, ids, query_vector, window=window)
+        best = self._best(
+            query_vector, {i.id: v for _, i, _, v in near}, {i.id: c for _, i, c, _ in near}
+        )
+        return [(of, i, best[i.id]) for of, i, _, _ in near]
+
+    def _best(
+        self,
+        query_vector: list[float],
+        packed: dict[str, bytes | None],
+        cosine: dict[str, float],
     ) -> dict[str, float]:
-        """Best sentence cosine of each listed memory that has sentence vectors."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        packed = await self.graph.sentence_vectors(tenant, wanted)
-        return best_cosines(query_vector, packed, self.embedder.dimension)
+        """Each memory's cosine, or its best sentence's when that is closer."""
+        present = {k: v for k, v in packed.items() if v is not None}
+        sentences = best_cosines(query_vector, present, self.embedder.dimension)
+        return {k: max(c, sentences[k]) if k in sentences else c for k, c in cosine.items()}
 
     async def _entity_hits(self, tenant: str, q: RecallQuery) -> dict[str, float]:
         """Share of the query's entities each in-scope memory mentions."""

@@ -1,5 +1,6 @@
 // BM25 ranking through the fulltext index. $lucene holds the query terms (escaped by
-// the service) AND the tenant's scope token, so ranking happens inside the tenant.
+// the service) AND the scope tokens (tenant, and session or user when asked), so
+// ranking happens inside the scope; the WHERE re-checks it and applies tier and type.
 CALL db.index.fulltext.queryNodes('memory_fulltext', $lucene, {limit: $k}) YIELD node AS m, score
 WHERE m.tenant = $tenant
   AND ($sessionId IS NULL OR m.sessionId = $sessionId)
@@ -8,8 +9,6 @@ WHERE m.tenant = $tenant
   AND ($types IS NULL OR m.type IN $types)
 RETURN m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount, .lastAccessedAt,
           .createdAt, .relevanceScore, .tokenCount, .contentHash, .metadata, .seq} AS memory,
-       score,
-       CASE WHEN m.embedding IS NULL THEN 0.0
-            ELSE 2.0 * vector.similarity.cosine(m.embedding, $embedding) - 1.0 END AS cosine
+       score
 ORDER BY score DESC
 LIMIT $limit

@@ -57,7 +57,20 @@ class GraphStore(Protocol):
         self, tokens: Callable[[str, str | None, str | None], str], batch: int = 5000
     ) -> int: ...
     async def upsert(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
-    async def sentence_vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, bytes]: ...
+    async def scope_size(
+        self,
+        tenant: str,
+        session_id: str | None,
+        user_id: str | None,
+        tiers: Sequence[str] = ...,
+    ) -> int: ...
+    async def candidate_scores(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        embedding: Sequence[float],
+        cosine_ids: Sequence[str] = (),
+    ) -> dict[str, tuple[float | None, bytes | None]]: ...
     async def vector_search(
         self,
         tenant: str,
@@ -68,19 +81,19 @@ class GraphStore(Protocol):
         user_id: str | None = None,
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = ...,
+        scope_size: int | None = None,
     ) -> list[tuple[MemoryItem, float]]: ...
     async def fulltext_search(
         self,
         tenant: str,
         lucene: str,
-        embedding: Sequence[float],
         limit: int,
         *,
         session_id: str | None = None,
         user_id: str | None = None,
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = ...,
-    ) -> list[tuple[MemoryItem, float, float]]: ...
+    ) -> list[tuple[MemoryItem, float]]: ...
     async def neighbours(
         self,
         tenant: str,
@@ -88,7 +101,7 @@ class GraphStore(Protocol):
         embedding: Sequence[float],
         window: int = 1,
         tiers: Sequence[str] = ...,
-    ) -> list[tuple[str, MemoryItem, float]]: ...
+    ) -> list[tuple[str, MemoryItem, float, bytes | None]]: ...
     async def memories_mentioning(
         self,
         tenant: str,

@@ -131,8 +131,11 @@ class Neo4jGraphStore:
         user_id: str | None = None,
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
+        scope_size: int | None = None,
     ) -> list[tuple[MemoryItem, float]]:
-        """Scoped nearest neighbours, scored by cosine similarity in [0, 1]."""
+        """Scoped nearest neighbours, scored by cosine similarity in [0, 1]. A session or
+        user scope is ranked exactly when it holds at most ``exact_scan_limit`` memories
+        (``scope_size``, counted here unless the caller already has it)."""
         params: dict[str, Any] = {
             "tenant": tenant,
             "sessionId": session_id,
@@ -143,13 +146,14 @@ class Neo4jGraphStore:
             "limit": limit,
         }
         if session_id is not None or user_id is not None:
-            count, exact = (
-                ("memory/scope_size_session", "memory/vector_exact_session")
-                if session_id is not None
-                else ("memory/scope_size_user", "memory/vector_exact_user")
-            )
-            (size,) = await self.run(count, {**params, "cap": self.exact_scan_limit + 1})
-            if size["n"] <= self.exact_scan_limit:
+            if scope_size is None:
+                scope_size = await self.scope_size(tenant, session_id, user_id, tiers)
+            if scope_size <= self.exact_scan_limit:
+                exact = (
+                    "memory/vector_exact_session"
+                    if session_id is not None
+                    else "memory/vector_exact_user"
+                )
                 records = await self.run(exact, params)
                 return [self._scored(tenant, r) for r in records]
         # The index is shared across tenants: over-fetch, and widen until the scope
@@ -163,25 +167,39 @@ class Neo4jGraphStore:
                 return [self._scored(tenant, r) for r in records]
             k *= 10
 
-    async def sentence_vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, bytes]:
-        """Packed sentence vectors of the listed memories that have several sentences."""
-        records = await self.run("memory/sentence_vectors", {"tenant": tenant, "ids": list(ids)})
-        return {r["id"]: bytes(r["vectors"]) for r in records}
+    async def scope_size(
+        self,
+        tenant: str,
+        session_id: str | None,
+        user_id: str | None,
+        tiers: Sequence[str] = GRAPH_TIERS,
+    ) -> int:
+        """Graph memories in a session or user scope, counted up to one past
+        ``exact_scan_limit`` (all that decides exact scan versus ANN)."""
+        params = {
+            "tenant": tenant,
+            "sessionId": session_id,
+            "userId": user_id,
+            "tiers": list(tiers),
+            "cap": self.exact_scan_limit + 1,
+        }
+        name = "memory/scope_size_session" if session_id is not None else "memory/scope_size_user"
+        (row,) = await self.run(name, params)
+        return int(row["n"])
 
     async def fulltext_search(
         self,
         tenant: str,
         lucene: str,
-        embedding: Sequence[float],
         limit: int,
         *,
         session_id: str | None = None,
         user_id: str | None = None,
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
-    ) -> list[tuple[MemoryItem, float, float]]:
-        """(memory, BM25 score, cosine to the query) through the fulltext index; ``lucene``
-        already pins the tenant's token."""
+    ) -> list[tuple[MemoryItem, float]]:
+        """(memory, BM25 score) through the fulltext index; ``lucene`` already pins the
+        scope's tokens, so little is filtered afterwards (hot-tier nodes, types)."""
         records = await self.run(
             "memory/fulltext_search",
             {
@@ -191,15 +209,38 @@ class Neo4jGraphStore:
                 "userId": user_id,
                 "tiers": list(tiers),
                 "types": [t.value for t in types] if types else None,
-                "k": max(limit * 4, 100),
+                "k": limit * 2,
                 "limit": limit,
+            },
+        )
+        return [(MemoryItem.from_graph(tenant, r["memory"]), float(r["score"])) for r in records]
+
+    async def candidate_scores(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        embedding: Sequence[float],
+        cosine_ids: Sequence[str] = (),
+    ) -> dict[str, tuple[float | None, bytes | None]]:
+        """id → (cosine to the query for ``cosine_ids``, packed sentence vectors or None)."""
+        if not ids:
+            return {}
+        records = await self.run(
+            "memory/candidate_scores",
+            {
+                "tenant": tenant,
+                "ids": list(ids),
+                "cosineIds": list(cosine_ids),
                 "embedding": list(map(float, embedding)),
             },
         )
-        return [
-            (MemoryItem.from_graph(tenant, r["memory"]), float(r["score"]), float(r["cosine"]))
+        return {
+            r["id"]: (
+                None if r["cosine"] is None else float(r["cosine"]),
+                None if r["vectors"] is None else bytes(r["vectors"]),
+            )
             for r in records
-        ]
+        }
 
     async def neighbours(
         self,
@@ -208,8 +249,9 @@ class Neo4jGraphStore:
         embedding: Sequence[float],
         window: int = 1,
         tiers: Sequence[str] = GRAPH_TIERS,
-    ) -> list[tuple[str, MemoryItem, float]]:
-        """(of, neighbour, cosine to the query) for the turns around each memory."""
+    ) -> list[tuple[str, MemoryItem, float, bytes | None]]:
+        """(of, neighbour, cosine to the query, packed sentence vectors) for the turns
+        around each memory."""
         if not ids:
             return []
         records = await self.run(
@@ -223,7 +265,12 @@ class Neo4jGraphStore:
             },
         )
         return [
-            (r["of"], MemoryItem.from_graph(tenant, r["memory"]), float(r["cosine"] or 0.0))
+            (
+                r["of"],
+                MemoryItem.from_graph(tenant, r["memory"]),
+                float(r["cosine"] or 0.0),
+                None if r["vectors"] is None else bytes(r["vectors"]),
+            )
             for r in records
         ]
 

@@ -216,8 +216,7 @@ async def run(quick: bool, retrievers: tuple[str, ...] = RETRIEVERS) -> dict[str
 
 def table(results: dict[str, Any]) -> str:
     names = {
-        "hybrid": "graphmem hybrid (BM25 + vector with best sentence + adjacent turns "
-        "+ session)",
+        "hybrid": "graphmem hybrid (BM25 + vector with best sentence + adjacent turns + session)",
         "fulltext": "BM25 only (Neo4j fulltext)",
         "vector": "vector only (MiniLM int8, each memory's mean sentence vector)",
     }

@@ -146,7 +146,9 @@ async def graph_writes(service: MemoryService, tenant: str, texts: list[str]) ->
     }
 
 
-async def add_latency(url: str, key: str, clients: int, requests: int) -> dict[str, float]:
+async def add_latency(
+    url: str, key: str, clients: int, requests: int, tag: str = "load"
+) -> dict[str, float]:
     """``requests`` sequential addMemory calls per client, ``clients`` at once, each on
     its own keep-alive connection and in its own session."""
     latencies: list[float] = []
@@ -161,7 +163,7 @@ async def add_latency(url: str, key: str, clients: int, requests: int) -> dict[s
                 payload = {
                     "query": query,
                     "variables": {
-                        "i": {"sessionId": f"load-{n}", "content": f"load test note {n}-{r}"}
+                        "i": {"sessionId": f"{tag}-{n}", "content": f"load test note {n}-{r}"}
                     },
                 }
                 started = time.perf_counter()
@@ -345,7 +347,9 @@ async def serve_and_load(
         await add_latency(url, key, 4, 25)  # warm-up: connections, caches, JIT-free paths
         results = []
         for clients, requests in levels:
-            result = await add_latency(url, key, clients, requests)
+            # sessions of their own, so no run starts from another's hot tier
+            tag = f"load-w{workers}-c{clients}"
+            result = await add_latency(url, key, clients, requests, tag)
             results.append(result | {"workers": workers})
             print(f"addMemory {workers} worker(s), {clients} clients: {result}", file=sys.stderr)
         return results

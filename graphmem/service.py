@@ -474,9 +474,12 @@ class MemoryService:
             items = await self.hot_tier.items(tenant, session_id)
             total = sum(i.token_count for i in items)
             chosen: list[MemoryItem] = []
+            if total <= config.hot_token_limit:
+                return await self._flush(tenant, session_id, chosen, config, retries=retries)
+            target = config.hot_token_limit * config.spill_low_water
             # Items just promoted are spilled last: spilling them would undo the promotion.
             for item in sorted(self._spill_order(items), key=lambda i: i.id in keep):
-                if total <= config.hot_token_limit:
+                if total <= target:
                     break
                 chosen.append(item)
                 total -= item.token_count

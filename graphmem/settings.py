@@ -85,6 +85,10 @@ class MemoryConfig(BaseModel):
     demote_after_idle_seconds: float = Field(30 * 24 * 3600, gt=0, alias="demoteAfterIdleSeconds")
     #: how long an add waits for the spill it triggered before returning anyway
     spill_wait_seconds: float = Field(5.0, ge=0, alias="spillWaitSeconds")
+    #: an automatic spill brings the hot tier down to this share of its budget, not just
+    #: under it: one spill then serves many adds, instead of every add past the budget
+    #: starting a spill that reads the whole hot tier for one item
+    spill_low_water: float = Field(0.8, gt=0.0, le=1.0, alias="spillLowWater")
     #: items embedded and written per graph transaction during a spill
     spill_batch_size: int = Field(256, ge=1, le=10_000, alias="spillBatchSize")
     #: short-term memory: a session's recent messages live this long in Redis ...

@@ -327,3 +327,22 @@ async def test_metrics_move_as_operations_run(live_api: LiveApi) -> None:
     assert metric(after, "memory_hot_utilization", tenant) != metric(
         mid, "memory_hot_utilization", tenant
     )
+
+
+async def test_an_automatic_spill_goes_down_to_the_low_water_mark(
+    builder_service: Any, tenant: str
+) -> None:
+    service = await builder_service()
+    config = {"hotTokenLimit": 100}
+    await service.configure_session(tenant, "lw", config)
+    added = 0
+    while (await service.status(tenant, "lw")).cold.items == 0:
+        await service.add(tenant, {"session_id": "lw", "content": f"note number {added} here"})
+        added += 1
+        assert added < 100, "no automatic spill happened"
+    status = await service.status(tenant, "lw")
+    # spilled to 80% of the budget, not just under it: the next adds fit without a spill
+    assert status.hot.tokens <= 80
+    spilled = status.cold.items
+    await service.add(tenant, {"session_id": "lw", "content": "one more short note"})
+    assert (await service.status(tenant, "lw")).cold.items == spilled

@@ -235,7 +235,7 @@ class Settings(BaseSettings):
 
     # --- memory -------------------------------------------------------------------
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
-    embedder: Literal["minilm-int8"] = "minilm-int8"
+    embedder: Literal["minilm-int8", "minilm-fp32"] = "minilm-int8"
     embed_threads: int = Field(2, ge=1, le=64)
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True

@@ -56,7 +56,7 @@ class MiniLMInt8Embedder:
         threads: int = 2,
         *,
         batch_size: int | None = None,
-        optimization: Literal["disable", "basic", "extended", "all"] = "all",
+        optimization: Literal["disable", "basic", "extended", "all"] = "basic",
     ) -> None:
         try:
             import onnxruntime as ort
@@ -71,7 +71,9 @@ class MiniLMInt8Embedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        # "all" is onnxruntime's default; the others are there to be measured against it.
+        # "basic" (constant folding, redundant nodes removed), not onnxruntime's default
+        # "all": the fusions and layout passes above it made this graph slower, by about
+        # 7-13% on LoCoMo turns at one and two threads (bench/embedders.py, BENCHMARKS.md).
         options.graph_optimization_level = {
             "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
             "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,

@@ -1,0 +1,39 @@
+"""The embedder benchmark runs end to end on a tiny input, so it cannot rot.
+
+Smoke only: nothing here asserts a speed (figures come from full runs, BENCHMARKS.md).
+It needs no services: the models come from installed packages, recall is computed offline.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def test_embedders_bench_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "embedders.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.embedders", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert set(result["models"]) == {"minilm-int8", "minilm-fp32"}
+    for model in result["models"].values():
+        assert model["load_s"] > 0
+        assert model["rss_peak_mb"] >= model["rss_loaded_mb"] > model["rss_baseline_mb"] > 0
+        summary = model["recall"]
+        assert summary["questions"] > 0
+        assert 0.0 <= summary["r5"] <= summary["r10"] <= 1.0
+    assert result["fp32_vs_int8_cosine"]["min"] > 0.97
+    rows = {row["key"]: row for row in result["throughput"]}
+    assert {"int8-t1", "int8-t2", "fp32-t1", "fp32-t2"} <= set(rows)
+    assert all(row["items_per_s"] > 0 for row in rows.values())
+    assert result["best_int8"] in rows

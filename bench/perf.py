@@ -279,10 +279,24 @@ def _bucket(filename: str, function: str) -> str:
         ("/pydantic", "pydantic"),
         ("/tokenizers/", "token counting"),
         ("asyncio", "asyncio event loop"),
+        ("json", "JSON encoding and decoding"),
+        ("uuid", "ids and hashes"),
+        ("hashlib", "ids and hashes"),
     ):
         if marker in filename:
             return name
-    return "other (stdlib, json, builtins)"
+    for marker, name in (
+        ("send", "socket calls"),
+        ("recv", "socket calls"),
+        ("encode_batch", "token counting"),
+        ("sha", "ids and hashes"),
+        ("uuid", "ids and hashes"),
+        ("json", "JSON encoding and decoding"),
+        ("isinstance", "isinstance checks (mostly GraphQL)"),
+    ):
+        if marker in function:
+            return name
+    return "other (stdlib, builtins)"
 
 
 async def add_cpu_profile(key: str, tenant: str, requests: int) -> dict[str, float]:
@@ -326,7 +340,7 @@ async def add_cpu_profile(key: str, tenant: str, requests: int) -> dict[str, flo
 
 
 async def serve_and_load(
-    key: str, tenant: str, workers: int, levels: list[tuple[int, int]]
+    key: str, tenant: str, workers: int, levels: list[tuple[int, int]], repeats: int
 ) -> list[dict[str, Any]]:
     port = free_port()
     env = dict(os.environ) | {
@@ -344,13 +358,17 @@ async def serve_and_load(
     try:
         url = f"http://127.0.0.1:{port}"
         await wait_ready(url, server)
-        await add_latency(url, key, 4, 25)  # warm-up: connections, caches, JIT-free paths
+        await add_latency(url, key, 8, 50, "warm-up")  # connections, caches, workers
         results = []
         for clients, requests in levels:
-            # sessions of their own, so no run starts from another's hot tier
-            tag = f"load-w{workers}-c{clients}"
-            result = await add_latency(url, key, clients, requests, tag)
-            results.append(result | {"workers": workers})
+            # three short runs, each in sessions of its own (no run starts from another's
+            # hot tier); the run with the median p50 is reported
+            runs = [
+                await add_latency(url, key, clients, requests, f"load-w{workers}-c{clients}-{n}")
+                for n in range(repeats)
+            ]
+            result = sorted(runs, key=lambda r: r["p50_ms"])[len(runs) // 2]
+            results.append(result | {"workers": workers, "repeats": repeats})
             print(f"addMemory {workers} worker(s), {clients} clients: {result}", file=sys.stderr)
         return results
     finally:
@@ -455,7 +473,9 @@ async def main() -> None:
         levels = [(1, 20), (16, 5), (64, 2)] if quick else [(1, 300), (16, 40), (64, 10)]
         results["add_memory"] = []
         for workers in (1,) if quick else (1, 2):
-            results["add_memory"] += await serve_and_load(key, tenant, workers, levels)
+            results["add_memory"] += await serve_and_load(
+                key, tenant, workers, levels, 1 if quick else 3
+            )
         await service.forget_user(tenant, "perf")
     finally:
         await service.close()
@@ -478,7 +498,7 @@ def report(r: dict[str, Any], ingested: int) -> str:
     add_rows = "\n".join(
         f"| addMemory over HTTP, {a['clients']} clients, {a['workers']} worker(s) "
         f"| p50 {a['p50_ms']} ms, p99 {a['p99_ms']} ms, {a['requests_per_s']} req/s "
-        f"({a['requests']} requests) | {_add_verdict(a)} |"
+        f"({a['requests']} requests; median run of {a['repeats']}) | {_add_verdict(a)} |"
         for a in r["add_memory"]
     )
     search_rows = "\n".join(
@@ -517,6 +537,30 @@ same 2-core machine. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
 
 ![addMemory latency](bench/results/perf_add_latency.png)
 ![search latency](bench/results/perf_search_latency.png)
+
+### Where the missed targets lose their time
+
+- **Ingest** ({r["ingest_messages_per_s"]} messages/s against ≥ 200): enrichment cannot run
+  faster than its slower component, and both components share the two cores with each
+  other and with Neo4j. The embedder ({lim["embed_items_per_s"]} memories/s alone) is the
+  slower one since memories are embedded sentence by sentence (about 1.4 times the work
+  of one vector per turn, for +0.03 to +0.04 recall; `bench/embedders.py` has the model
+  choice). NER runs first on every text and the parser only where two entities could be
+  related, which brought spaCy from 176 to {lim["ner_docs_per_s"]} docs/s. Spill batches are
+  pipelined (the next batch is embedded while the last is written).
+- **addMemory at 16 clients**: one request costs about 1.2 ms of CPU in one worker
+  process (the profile below: GraphQL execution, JSON, the Redis client and the event
+  loop; parsing and validation are cached per query text). At 16 concurrent clients the
+  requests queue for the cores: p50 ≈ clients / throughput. p50 ≤ 3 ms at 16 clients
+  needs more than 5,000 requests/s, about 0.2 ms of CPU per request on two cores that
+  the load generator shares. Two workers (`graphmem serve --workers 2`) raise throughput;
+  the single-client p50 is the request's own latency.
+- **search at 100k** (p95 target 50 ms): the stages below are serial after the query is
+  embedded, and each is CPU on the same two cores: the exact scan of a user's 1,000
+  embeddings in Cypher, BM25 over the scope, the candidates' sentence vectors, and the
+  neighbouring turns. The tenant-wide HNSW probe costs about the same as the exact scan.
+  The 100k corpus changes little against 10k: the cost is per candidate and per scope,
+  not per stored memory.
 
 Where a search's time goes (median ms per stage; vector and BM25 run at the same time):
 

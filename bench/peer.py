@@ -387,9 +387,12 @@ def table(results: dict[str, Any]) -> str:
         gm_ingest.append(f"{rate} (the same turns end to end, addMemories + spill, locomo.py)")
     spill = ent.get("spill_items_per_s") or {}
     gm_search = f"p50 {hybrid['search_ms_p50']} (locomo.py)" if hybrid else "n/a"
-    if perf.get("search"):
-        ps = perf["search"]
-        gm_search += f"; p50 {ps['p50_ms']}, p95 {ps['p95_ms']} at {ps['stored']} memories"
+    for ps in perf.get("search") or []:
+        if ps["scope"] == "user":
+            gm_search += (
+                f"; p50 {ps['p50_ms']}, p95 {ps['p95_ms']} with {ps['stored']:,} stored "
+                f"(user scope of {ps['scope_size']:,}, perf.py)"
+            )
     gm_vector = f"p50 {vector['search_ms_p50']} (locomo.py)" if vector else "n/a"
     lines = [
         "| measurement | neo4j-agent-memory 0.8.0 | graphmem | graphmem, vector-only retriever |",
@@ -504,7 +507,19 @@ def main() -> None:
         "--quick", action="store_true", help=f"first {QUICK_TURNS} turns of one conversation"
     )
     parser.add_argument("--out", type=Path, help="write JSON here instead of bench/results")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rewrite the BENCHMARKS.md section from bench/results/peer.json (and graphmem's "
+        "latest results) without running anything",
+    )
     args = parser.parse_args()
+    if args.report_only:
+        results = json.loads((RESULTS / "peer.json").read_text())
+        results["graphmem"] = graphmem_figures()
+        save_json("peer", results)
+        update_section("peer", section(results))
+        return
     results = run(args.quick)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from functools import cache
+from collections.abc import Iterator
+from contextlib import suppress
+from functools import cache, lru_cache
 
 from graphql import (
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -13,9 +16,10 @@ from graphql import (
     OperationDefinitionNode,
     SelectionSetNode,
     ValidationRule,
+    parse,
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from strawberry.extensions import AddValidationRules
+from strawberry.extensions import AddValidationRules, SchemaExtension
 from strawberry.extensions.max_aliases import create_validator
 
 from ..errors import ErrorCode
@@ -85,6 +89,26 @@ class DepthLimit(AddValidationRules):
 
     def __init__(self, max_depth: int) -> None:
         super().__init__([_depth_rule(max_depth)])
+
+
+@lru_cache(maxsize=256)
+def _parse(query: str, max_tokens: int | None) -> DocumentNode:
+    return parse(query, max_tokens=max_tokens)
+
+
+class ParseCache(SchemaExtension):
+    """Parses each distinct query text once (bounded LRU). strawberry's ParserCache raises
+    syntax errors from inside its hook, past the error typing; here a text that does not
+    parse is left to strawberry's own parse, which reports it as BAD_INPUT."""
+
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.query is not None:
+            with suppress(GraphQLError):
+                context.graphql_document = _parse(
+                    context.query, context.parse_options.get("max_tokens")
+                )
+        yield
 
 
 class AliasLimit(AddValidationRules):

@@ -9,7 +9,6 @@ import strawberry
 from graphql.error import GraphQLError
 from strawberry.extensions import (
     MaxTokensLimiter,
-    ParserCache,
     ValidationCache,
 )
 from strawberry.scalars import JSON
@@ -25,7 +24,7 @@ from ..retrieval import Retriever
 from ..service import MemoryService, RecallQuery
 from ..settings import PersonaConfig
 from .errors import TypedErrors
-from .limits import AliasLimit, DepthLimit
+from .limits import AliasLimit, DepthLimit, ParseCache
 from .types import (
     AddMemoryInput,
     Entity,
@@ -708,7 +707,7 @@ def build_schema(
             # Agents send the same few documents over and over: parsing and validating
             # them once takes about half the CPU of an addMemory off every request.
             # Bounded LRU caches, so unique query texts cannot grow memory.
-            lambda: ParserCache(maxsize=256),
+            ParseCache,
             lambda: ValidationCache(maxsize=256),
         ],
     )

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -86,31 +86,47 @@ class MiniLMInt8Embedder:
             providers=["CPUExecutionProvider"],
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
-        tok = new_tokenizer()
-        tok.enable_truncation(self.max_tokens)
-        tok.enable_padding(pad_id=0, pad_token="[PAD]")
-        self._tok = tok
+        self._tok = _padded_tokenizer(self.max_tokens)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        # Sorting by length keeps padding (wasted compute) small inside each batch.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
-        return out
+        return _embed_by_length(texts, self.batch_size, self.dimension, self._tok, self._hidden)
 
-    def _embed_batch(self, texts: list[str]) -> Vectors:
-        encodings = self._tok.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _hidden(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         (hidden,) = self._session.run(["last_hidden_state"], feeds)
-        return _mean_pool_normalise(hidden, mask)
+        return np.asarray(hidden, dtype=np.float32)
+
+
+def _padded_tokenizer(max_tokens: int) -> Any:
+    """The model's WordPiece tokenizer, truncating at ``max_tokens`` and padding batches."""
+    tok = new_tokenizer()
+    tok.enable_truncation(max_tokens)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tok
+
+
+def _embed_by_length(
+    texts: Sequence[str],
+    batch_size: int,
+    dimension: int,
+    tok: Any,
+    hidden: Callable[[npt.NDArray[np.int64], npt.NDArray[np.int64]], Vectors],
+) -> Vectors:
+    """Both embedders' batching: tokenise, run ``hidden`` (token states), mean-pool."""
+    if not texts:
+        return np.zeros((0, dimension), dtype=np.float32)
+    out = np.empty((len(texts), dimension), dtype=np.float32)
+    # Sorting by length keeps padding (wasted compute) small inside each batch.
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        encodings = tok.encode_batch([texts[i] for i in idx])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        out[idx] = _mean_pool_normalise(hidden(ids, mask), mask)
+    return out
 
 
 def _mean_pool_normalise(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
@@ -282,10 +298,7 @@ class MiniLMFp32Embedder:
                     ln2_b=w[f"{p}output.LayerNorm.bias"],
                 )
             )
-        tok = new_tokenizer()
-        tok.enable_truncation(self.max_tokens)
-        tok.enable_padding(pad_id=0, pad_token="[PAD]")
-        self._tok = tok
+        self._tok = _padded_tokenizer(self.max_tokens)
 
     @staticmethod
     def model_dir() -> Path:
@@ -299,17 +312,9 @@ class MiniLMFp32Embedder:
         return directory
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            encodings = self._tok.encode_batch([texts[i] for i in idx])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            out[idx] = _mean_pool_normalise(self.hidden_states(ids, mask), mask)
-        return out
+        return _embed_by_length(
+            texts, self.batch_size, self.dimension, self._tok, self.hidden_states
+        )
 
     def hidden_states(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Array:
         """The encoder's last hidden state, (batch, tokens, 384), for padded token ids."""

@@ -39,12 +39,11 @@ import httpx
 from tqdm import tqdm
 
 from bench import corpus
-from bench.entities import turns
+from bench.entities import extractor_throughput, timed_spill, turns
 from bench.loadgen import LoopbackClient
 from bench.locomo import LOCOMO
 from bench.report import run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
-from graphmem.enrich.ner import EntityExtractor, load_nlp
 from graphmem.enrich.sentences import embed_memories
 from graphmem.models import MemoryItem
 from graphmem.service import MemoryService, RecallQuery
@@ -78,29 +77,11 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def component_limits(texts: list[str], service: MemoryService) -> dict[str, float]:
-    extractor = EntityExtractor(load_nlp())
-    extractor.extract(texts[:20])  # warm-up
-    started = time.perf_counter()
-    extractor.extract(texts)
-    ner = len(texts) / (time.perf_counter() - started)
+    ner = extractor_throughput(texts, repeats=1)
     started = time.perf_counter()
     embed_memories(service.embedder, texts)  # as spill embeds: sentence by sentence
     embed = len(texts) / (time.perf_counter() - started)
     return {"ner_docs_per_s": round(ner, 1), "embed_items_per_s": round(embed, 1)}
-
-
-async def ingest(service: MemoryService, tenant: str, texts: list[str]) -> float:
-    for start in range(0, len(texts), 500):
-        await service.add_many(
-            tenant,
-            [
-                {"session_id": "ingest", "user_id": "perf", "content": t}
-                for t in texts[start : start + 500]
-            ],
-        )
-    started = time.perf_counter()
-    await service.spill(tenant, "ingest", count=len(texts))
-    return len(texts) / (time.perf_counter() - started)
 
 
 async def graph_writes(service: MemoryService, tenant: str, texts: list[str]) -> dict[str, float]:
@@ -382,51 +363,59 @@ def plots(results: dict[str, Any], folder: Path) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    made = []
-    fig, ax = plt.subplots(figsize=(6, 4))
+    def plot(name: str, lines: list[tuple[str, list[Any], list[Any]]], **axes: Any) -> str:
+        """One latency chart: p50 lines solid, p95/p99 dashed, targets as grey rules."""
+        targets = axes.pop("targets")
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for label, x, y in lines:
+            median = label.startswith("p50")
+            ax.plot(x, y, marker="o" if median else "x", ls="-" if median else "--", label=label)
+        for value, style in targets:
+            ax.axhline(value, color="grey", lw=0.8, ls=style)
+        ax.set(ylabel="ms", **axes)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(folder / name, dpi=110)
+        plt.close(fig)
+        return name
+
+    add_lines = []
     for workers in sorted({a["workers"] for a in results["add_memory"]}):
         rows = [a for a in results["add_memory"] if a["workers"] == workers]
-        x = [a["clients"] for a in rows]
-        ax.plot(x, [a["p50_ms"] for a in rows], marker="o", label=f"p50, {workers} worker(s)")
-        ax.plot(
-            x, [a["p99_ms"] for a in rows], marker="x", ls="--", label=f"p99, {workers} worker(s)"
-        )
-    ax.axhline(3, color="grey", lw=0.8)
-    ax.axhline(15, color="grey", lw=0.8, ls="--")
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlabel="concurrent clients",
-        ylabel="ms",
-        title="addMemory latency over HTTP (targets: p50 3 ms, p99 15 ms)",
-    )
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = folder / "perf_add_latency.png"
-    fig.savefig(path, dpi=110)
-    made.append(path.name)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+        for q in ("p50", "p99"):
+            add_lines.append(
+                (
+                    f"{q}, {workers} worker(s)",
+                    [a["clients"] for a in rows],
+                    [a[f"{q}_ms"] for a in rows],
+                )
+            )
+    search_lines = []
     for scope in ("user", "tenant"):
         rows = [r for r in results["search"] if r["scope"] == scope]
-        x = [r["stored"] for r in rows]
-        ax.plot(x, [r["p50_ms"] for r in rows], marker="o", label=f"p50, {scope} scope")
-        ax.plot(x, [r["p95_ms"] for r in rows], marker="x", ls="--", label=f"p95, {scope} scope")
-    ax.axhline(50, color="grey", lw=0.8, ls="--")
-    ax.set(
-        xscale="log",
-        xlabel="stored memories",
-        ylabel="ms",
-        title="hybrid search latency (target: p95 50 ms at 100k)",
-    )
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = folder / "perf_search_latency.png"
-    fig.savefig(path, dpi=110)
-    made.append(path.name)
-    plt.close(fig)
-    return made
+        for q in ("p50", "p95"):
+            search_lines.append(
+                (f"{q}, {scope} scope", [r["stored"] for r in rows], [r[f"{q}_ms"] for r in rows])
+            )
+    return [
+        plot(
+            "perf_add_latency.png",
+            add_lines,
+            targets=[(3, "-"), (15, "--")],
+            xscale="log",
+            yscale="log",
+            xlabel="concurrent clients",
+            title="addMemory latency over HTTP (targets: p50 3 ms, p99 15 ms)",
+        ),
+        plot(
+            "perf_search_latency.png",
+            search_lines,
+            targets=[(50, "--")],
+            xscale="log",
+            xlabel="stored memories",
+            title="hybrid search latency (target: p95 50 ms at 100k)",
+        ),
+    ]
 
 
 async def main() -> None:
@@ -453,7 +442,9 @@ async def main() -> None:
         step("component limits")
         results["limits"] = component_limits(texts, service)
         step("ingest through enrichment")
-        results["ingest_messages_per_s"] = round(await ingest(service, tenant, texts), 1)
+        results["ingest_messages_per_s"] = round(
+            await timed_spill(service, tenant, "perf", texts), 1
+        )
         step("graph writes: UNWIND vs per item")
         results["graph_writes"] = await graph_writes(
             service, tenant, texts[: 100 if quick else 400]

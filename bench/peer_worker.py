@@ -155,7 +155,11 @@ def batch(session: dict[str, Any], sample: str) -> list[dict[str, Any]]:
     ]
 
 
-async def ingest(memory: MemoryClient, conv: dict[str, Any], bar: tqdm) -> int:
+async def ingest(
+    memory: MemoryClient, conv: dict[str, Any], bar: tqdm, extract: bool = True
+) -> int:
+    """One ``add_messages_batch`` per LoCoMo session; entity and relation extraction on or
+    off. Returns the messages added."""
     sample, count = conv["sample_id"], 0
     for session in conv["sessions"]:
         messages = batch(session, sample)
@@ -164,8 +168,8 @@ async def ingest(memory: MemoryClient, conv: dict[str, Any], bar: tqdm) -> int:
             messages,
             batch_size=100,
             generate_embeddings=True,
-            extract_entities=True,
-            extract_relations=True,
+            extract_entities=extract,
+            extract_relations=extract,
             user_identifier=sample,
         )
         count += len(messages)
@@ -262,19 +266,11 @@ async def run(spec: dict[str, Any]) -> dict[str, Any]:
         # here, which times ingest with embeddings and graph writes alone; message search
         # reads only message embeddings, so it ranks the same either way.
         wipe(spec)
+        bar = tqdm(total=total, desc="peer ingest, no extraction", file=sys.stderr, leave=False)
         started, count = time.perf_counter(), 0
-        for conv in tqdm(convs, desc="peer ingest, no extraction", file=sys.stderr, leave=False):
-            for session in conv["sessions"]:
-                messages = batch(session, conv["sample_id"])
-                await memory.short_term.add_messages_batch(
-                    session["session_id"],
-                    messages,
-                    batch_size=100,
-                    generate_embeddings=True,
-                    extract_entities=False,
-                    user_identifier=conv["sample_id"],
-                )
-                count += len(messages)
+        for conv in convs:
+            count += await ingest(memory, conv, bar, extract=False)
+        bar.close()
         seconds = time.perf_counter() - started
         result["shared_ingest"] = {"messages": count, "seconds": round(seconds, 3)}
         graph_counts(spec)

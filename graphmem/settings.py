@@ -224,6 +224,8 @@ class Settings(BaseSettings):
     max_query_depth: int = Field(15, ge=2)
     max_aliases: int = Field(15, ge=1)
     max_query_tokens: int = Field(2000, ge=50)
+    max_query_fields: int = Field(500, ge=10)
+    max_query_chars: int = Field(100_000, ge=1000)
     max_content_chars: int = Field(20_000, ge=1)
     max_batch_items: int = Field(500, ge=1)
     #: Host headers /mcp accepts (DNS-rebinding protection); empty turns the check off

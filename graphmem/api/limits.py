@@ -1,26 +1,9 @@
-"""Request limits: body size (ASGI middleware) and query depth (a validation rule)."""
+"""Request limits at the HTTP edge: body size (ASGI middleware). Operation cost is in
+``guard``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import suppress
-from functools import cache, lru_cache
-
-from graphql import (
-    DocumentNode,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    GraphQLError,
-    InlineFragmentNode,
-    OperationDefinitionNode,
-    SelectionSetNode,
-    ValidationRule,
-    parse,
-)
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from strawberry.extensions import AddValidationRules, SchemaExtension
-from strawberry.extensions.max_aliases import create_validator
 
 from ..errors import ErrorCode
 from .errors import error_response
@@ -76,97 +59,3 @@ class BodyLimit:
             maxBytes=self.max_bytes,
         )
         await response(scope, receive, send)
-
-
-class DepthLimit(AddValidationRules):
-    """Rejects documents nested deeper than ``max_depth``, introspection included.
-
-    strawberry's QueryDepthLimiter skips ``__schema``/``__type`` fields, and nested
-    ``ofType`` selections are the classic way to make an expensive introspection
-    query; this rule counts every field. The standard introspection query of
-    GraphQL IDEs is 13 deep.
-    """
-
-    def __init__(self, max_depth: int) -> None:
-        super().__init__([_depth_rule(max_depth)])
-
-
-@lru_cache(maxsize=256)
-def _parse(query: str, max_tokens: int | None) -> DocumentNode:
-    return parse(query, max_tokens=max_tokens)
-
-
-class ParseCache(SchemaExtension):
-    """Parses each distinct query text once (bounded LRU). strawberry's ParserCache raises
-    syntax errors from inside its hook, past the error typing; here a text that does not
-    parse is left to strawberry's own parse, which reports it as BAD_INPUT."""
-
-    def on_parse(self) -> Iterator[None]:
-        context = self.execution_context
-        if context.query is not None:
-            with suppress(GraphQLError):
-                context.graphql_document = _parse(
-                    context.query, context.parse_options.get("max_tokens")
-                )
-        yield
-
-
-class AliasLimit(AddValidationRules):
-    """strawberry's MaxAliasesLimiter with one rule class per limit, so that validation
-    results can be cached (see ``_depth_rule``)."""
-
-    def __init__(self, max_aliases: int) -> None:
-        super().__init__([_alias_rule(max_aliases)])
-
-
-@cache
-def _alias_rule(max_aliases: int) -> type[ValidationRule]:
-    return create_validator(max_aliases)
-
-
-@cache
-def _depth_rule(max_depth: int) -> type[ValidationRule]:
-    # One class per limit: validation results are cached per (document, rules), so a
-    # fresh class per request would never hit the cache.
-    class DepthRule(ValidationRule):
-        def enter_operation_definition(self, node: OperationDefinitionNode, *_: object) -> None:
-            fragments = {
-                d.name.value: d
-                for d in self.context.document.definitions
-                if isinstance(d, FragmentDefinitionNode)
-            }
-            depth = _depth(node.selection_set, fragments, 0, frozenset())
-            if depth > max_depth:
-                self.report_error(
-                    GraphQLError(
-                        f"query depth {depth} exceeds the maximum depth of {max_depth}",
-                        node,
-                    )
-                )
-
-    return DepthRule
-
-
-def _depth(
-    selection_set: SelectionSetNode | None,
-    fragments: dict[str, FragmentDefinitionNode],
-    depth: int,
-    seen: frozenset[str],
-) -> int:
-    if selection_set is None:
-        return depth
-    deepest = depth
-    for selection in selection_set.selections:
-        if isinstance(selection, FieldNode):
-            inner = _depth(selection.selection_set, fragments, depth + 1, seen)
-        elif isinstance(selection, InlineFragmentNode):
-            inner = _depth(selection.selection_set, fragments, depth, seen)
-        elif isinstance(selection, FragmentSpreadNode):
-            name = selection.name.value
-            if name in seen or name not in fragments:
-                continue  # cycles and unknown fragments are reported by standard rules
-            inner = _depth(fragments[name].selection_set, fragments, depth, seen | {name})
-        else:
-            continue
-        deepest = max(deepest, inner)
-    return deepest

@@ -7,12 +7,8 @@ from typing import Any, cast
 
 import strawberry
 from graphql.error import GraphQLError
-from strawberry.extensions import (
-    MaxTokensLimiter,
-    ValidationCache,
-)
 from strawberry.scalars import JSON
-from strawberry.types import ExecutionContext, Info
+from strawberry.types import ExecutionContext, ExecutionResult, Info
 
 from ..entities import EntityMemory, EntityType
 from ..episodes import EpisodicMemory
@@ -23,8 +19,8 @@ from ..models import MemoryType, Tier
 from ..retrieval import Retriever
 from ..service import MemoryService, RecallQuery
 from ..settings import PersonaConfig
-from .errors import TypedErrors
-from .limits import AliasLimit, DepthLimit, ParseCache
+from .errors import TypedErrors, typed_error
+from .guard import DocumentGuard, Limits
 from .types import (
     AddMemoryInput,
     Entity,
@@ -691,23 +687,27 @@ class GraphmemSchema(strawberry.Schema):
         # unknown ids) are not server problems and would only flood the log.
         return None
 
+    async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        result = await super().execute(*args, **kwargs)
+        # An error raised by an extension's parse hook (the guard's "too long") leaves
+        # the operation before TypedErrors sees the result: type it here.
+        if result.errors and any(not (e.extensions or {}).get("code") for e in result.errors):
+            result.errors = [
+                e if (e.extensions or {}).get("code") else typed_error(e) for e in result.errors
+            ]
+        return result
 
-def build_schema(
-    max_depth: int = 15, max_aliases: int = 15, max_tokens: int = 2000
-) -> strawberry.Schema:
+
+def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+    limits = limits or Limits()
     return GraphmemSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         extensions=[
-            lambda: DepthLimit(max_depth),
-            lambda: AliasLimit(max_aliases),
-            lambda: MaxTokensLimiter(max_token_count=max_tokens),
+            # Token, depth, alias and expanded-size limits in one linear pass before
+            # any fragment-expanding rule runs; parse and validation cached per text.
+            lambda: DocumentGuard(limits),
             TypedErrors,
-            # Agents send the same few documents over and over: parsing and validating
-            # them once takes about half the CPU of an addMemory off every request.
-            # Bounded LRU caches, so unique query texts cannot grow memory.
-            ParseCache,
-            lambda: ValidationCache(maxsize=256),
         ],
     )

@@ -1,0 +1,80 @@
+"""Hostile requests against a real `graphmem serve` process: none may stall the others."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import Stack, free_port, stack_env, start_server
+from tests.unit.test_guard import fragment_bomb
+
+KEY = "hardening-key-0001"
+
+
+@pytest.fixture(scope="module")
+def server(stack: Stack) -> Iterator[str]:
+    port = free_port()
+    env = stack_env(stack, GRAPHMEM_API_KEYS=f"{KEY}=t-hardening")
+    proc = start_server(env, port)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def test_fragment_bomb_is_refused_at_once_and_healthz_answers_throughout(
+    server: str,
+) -> None:
+    headers = {"Authorization": f"Bearer {KEY}"}
+    stop = asyncio.Event()
+    health_latencies: list[float] = []
+
+    async with httpx.AsyncClient(base_url=server, timeout=5) as client:
+
+        async def watch_health() -> None:
+            while not stop.is_set():
+                started = time.perf_counter()
+                response = await client.get("/healthz")
+                assert response.status_code == 200
+                health_latencies.append(time.perf_counter() - started)
+                await asyncio.sleep(0.01)
+
+        watcher = asyncio.create_task(watch_health())
+        bomb_latencies = []
+        for levels in (20, 30, 60):
+            for _ in range(3):
+                started = time.perf_counter()
+                response = await client.post(
+                    "/graphql", json={"query": fragment_bomb(levels)}, headers=headers
+                )
+                bomb_latencies.append(time.perf_counter() - started)
+                body = response.json()
+                assert body["data"] is None
+                assert body["errors"][0]["extensions"]["code"] == "BAD_INPUT"
+                assert "more than 500 fields" in body["errors"][0]["message"]
+        # the same shape within the limits still runs
+        small = await client.post("/graphql", json={"query": fragment_bomb(4)}, headers=headers)
+        assert small.json() == {"data": {"__typename": "Query"}}
+        stop.set()
+        await watcher
+
+    assert statistics.median(bomb_latencies) < 0.1, bomb_latencies
+    assert health_latencies
+    assert max(health_latencies) < 1.0, max(health_latencies)
+
+
+async def test_oversized_document_is_refused_before_parsing(server: str) -> None:
+    query = '{ __type(name: "' + "x" * 150_000 + '") { name } }'
+    async with httpx.AsyncClient(base_url=server, timeout=5) as client:
+        response = await client.post(
+            "/graphql", json={"query": query}, headers={"Authorization": f"Bearer {KEY}"}
+        )
+    body = response.json()
+    assert body["errors"][0]["extensions"]["code"] == "BAD_INPUT"
+    assert "longer than 100000 characters" in body["errors"][0]["message"]

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from graphmem.enrich.sentences import Embedded, pack
+from graphmem.memory import Memory
 from graphmem.models import MemoryItem, MemoryType, Tier, content_hash
-from graphmem.service import MemoryService
 
 VERSION = 2
 SESSIONS_PER_USER = 10
@@ -40,7 +40,7 @@ def user_ids(size: int) -> list[str]:
     return [f"u{n:04d}" for n in range(size // (SESSIONS_PER_USER * TURNS_PER_SESSION))]
 
 
-async def stored(service: MemoryService, size: int) -> int:
+async def stored(service: Memory, size: int) -> int:
     tenant = corpus_tenant(size)
     total = 0
     for user in user_ids(size):
@@ -51,7 +51,7 @@ async def stored(service: MemoryService, size: int) -> int:
 
 
 async def ensure(
-    service: MemoryService,
+    service: Memory,
     size: int,
     texts: list[str],
     embedded: list[Embedded],
@@ -62,7 +62,7 @@ async def ensure(
     if await stored(service, size) == size:
         return tenant, False
     for user in user_ids(size):  # a partial corpus from an interrupted run
-        await service.forget_user(tenant, user)
+        await service.removal.forget_user(tenant, user)
     rng = np.random.default_rng(size)
     vectors = np.asarray([e.vector for e in embedded], dtype=np.float32)
     start = datetime(2024, 1, 1, tzinfo=UTC)

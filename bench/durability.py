@@ -63,7 +63,9 @@ async def trial(mode: str, home: Path, seconds: float) -> dict[str, Any]:
         while True:
             started = time.perf_counter()
             try:
-                item = await service.add("bench", {"session_id": "s", "content": f"note {i}"})
+                item = await service.ingest.add(
+                    "bench", {"session_id": "s", "content": f"note {i}"}
+                )
             except GraphmemError:
                 break  # Redis is gone: this add was never acknowledged
             latencies.append(1000 * (time.perf_counter() - started))
@@ -73,7 +75,7 @@ async def trial(mode: str, home: Path, seconds: float) -> dict[str, Any]:
         await task
     assert not port_open("127.0.0.1", settings.redis_port)
     redis.start()
-    survivors = {m.id for m in await service.hot("bench", "s")}
+    survivors = {m.id for m in await service.reports.hot_items("bench", "s")}
     await service.close()
     redis.stop()
     lost = [(item_id, t) for item_id, t in acked if item_id not in survivors]

@@ -30,7 +30,7 @@ from bench.report import ROOT, run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
 from graphmem.enrich.ner import EntityExtractor, load_nlp, normalise
 from graphmem.entities import Resolver
-from graphmem.service import MemoryService
+from graphmem.memory import Memory
 from graphmem.settings import load_settings
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
@@ -96,11 +96,11 @@ def duplicates(texts: list[str]) -> dict[str, Any]:
     }
 
 
-async def timed_spill(service: MemoryService, tenant: str, user: str, texts: list[str]) -> float:
+async def timed_spill(service: Memory, tenant: str, user: str, texts: list[str]) -> float:
     """Items/s of one spill of ``texts``, added to a session of ``user`` beforehand."""
     session = f"{user}-spill"
     for start in range(0, len(texts), 500):
-        await service.add_many(
+        await service.ingest.add_many(
             tenant,
             [
                 {"session_id": session, "user_id": user, "content": t}
@@ -108,7 +108,7 @@ async def timed_spill(service: MemoryService, tenant: str, user: str, texts: lis
             ],
         )
     started = time.perf_counter()
-    await service.spill(tenant, session, count=len(texts))
+    await service.spills.spill(tenant, session, count=len(texts))
     return len(texts) / (time.perf_counter() - started)
 
 
@@ -119,7 +119,7 @@ async def spill_rate(texts: list[str], entities: bool) -> float:
     try:
         await service.migrate()
         rate = await timed_spill(service, tenant, "bench", texts)
-        await service.forget_user(tenant, "bench")  # leave nothing behind
+        await service.removal.forget_user(tenant, "bench")  # leave nothing behind
         return rate
     finally:
         await service.close()

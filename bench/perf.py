@@ -45,8 +45,8 @@ from bench.locomo import LOCOMO
 from bench.report import run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
 from graphmem.enrich.sentences import embed_memories
+from graphmem.memory import Memory, RecallQuery
 from graphmem.models import MemoryItem
-from graphmem.service import MemoryService, RecallQuery
 from graphmem.settings import load_settings
 
 
@@ -76,7 +76,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def component_limits(texts: list[str], service: MemoryService) -> dict[str, float]:
+def component_limits(texts: list[str], service: Memory) -> dict[str, float]:
     ner = extractor_throughput(texts, repeats=1)
     started = time.perf_counter()
     embed_memories(service.embedder, texts)  # as spill embeds: sentence by sentence
@@ -84,7 +84,7 @@ def component_limits(texts: list[str], service: MemoryService) -> dict[str, floa
     return {"ner_docs_per_s": round(ner, 1), "embed_items_per_s": round(embed, 1)}
 
 
-async def graph_writes(service: MemoryService, tenant: str, texts: list[str]) -> dict[str, float]:
+async def graph_writes(service: Memory, tenant: str, texts: list[str]) -> dict[str, float]:
     vectors = service.embedder.embed(texts)
     counts = service.tokens.count_many(texts)
     now = time.time_ns()
@@ -169,7 +169,7 @@ class StageClock:
     """Wall time of each search stage: the query embedding and every named Cypher
     statement the graph store runs (vector and BM25 run side by side, so stages overlap)."""
 
-    def __init__(self, service: MemoryService) -> None:
+    def __init__(self, service: Memory) -> None:
         self.times: dict[str, list[float]] = defaultdict(list)
         graph: Any = service.graph
         run = graph.run
@@ -197,7 +197,7 @@ class StageClock:
 
 
 async def search_latency(
-    service: MemoryService, sizes: list[int], questions: list[str]
+    service: Memory, sizes: list[int], questions: list[str]
 ) -> list[dict[str, Any]]:
     texts = turns()
     embedded = embed_memories(service.embedder, texts)
@@ -216,7 +216,7 @@ async def search_latency(
                     query=question, user_id=users[n % len(users)] if scope == "user" else None
                 )
                 started = time.perf_counter()
-                await service.search(tenant, query)
+                await service.recall.search(tenant, query)
                 latencies.append(1000 * (time.perf_counter() - started))
             out.append(
                 {
@@ -467,7 +467,7 @@ async def main() -> None:
             results["add_memory"] += await serve_and_load(
                 key, tenant, workers, levels, 1 if quick else 3
             )
-        await service.forget_user(tenant, "perf")
+        await service.removal.forget_user(tenant, "perf")
     finally:
         await service.close()
     step("done")

@@ -25,15 +25,13 @@ import httpx
 
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.app import create_app
+from graphmem.memory import Memory, RecallQuery
 from graphmem.models import scope_tokens
 from graphmem.retrieval import Weights, add_context, fuse, lucene_query
-from graphmem.service import MemoryService, RecallQuery
 from graphmem.settings import load_settings
 
 
-async def raw_candidates(
-    service: MemoryService, tenant: str, user: str, question: str
-) -> dict[str, Any]:
+async def raw_candidates(service: Memory, tenant: str, user: str, question: str) -> dict[str, Any]:
     """What recall fuses for one question, before any weight is applied (the same
     service steps ``search`` runs), with neighbours three turns to a side."""
     (vector,) = service.embedder.embed([question])
@@ -43,10 +41,14 @@ async def raw_candidates(
     text_only = (
         await service.graph.fulltext_search(tenant, lucene, 100, user_id=user) if lucene else []
     )
-    vector_hits, text_hits = await service._candidate_cosines(tenant, q, vector_hits, text_only)
-    entity_hits = await service._entity_hits(tenant, RecallQuery(query=question, user_id=user))
+    vector_hits, text_hits = await service.ranker.candidate_cosines(
+        tenant, q, vector_hits, text_only
+    )
+    entity_hits = await service.ranker.entity_hits(
+        tenant, RecallQuery(query=question, user_id=user)
+    )
     ids = list({i.id for i, _ in vector_hits} | {i.id for i, _, _ in text_hits})
-    near = await service._neighbours(tenant, ids, q, 3)
+    near = await service.ranker.neighbours(tenant, ids, q, 3)
     return {"vector": vector_hits, "text": text_hits, "entity": entity_hits, "near": near}
 
 
@@ -102,7 +104,7 @@ async def main() -> None:
     app = create_app(settings)
     cases = []
     async with app.router.lifespan_context(app):
-        service: MemoryService = app.state.service
+        service: Memory = app.state.service
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
             transport=transport, base_url="http://bench", timeout=300

@@ -5,14 +5,14 @@ memory = MemoryBuilder.from_settings(load_settings()).build()
 """
 
 from .builder import MemoryBuilder
-from .service import AddMemory, MemoryService, RecallQuery
+from .memory import AddMemory, Memory, RecallQuery
 from .settings import MemoryConfig, Settings, load_settings
 
 __all__ = [
     "AddMemory",
+    "Memory",
     "MemoryBuilder",
     "MemoryConfig",
-    "MemoryService",
     "RecallQuery",
     "Settings",
     "load_settings",

@@ -17,8 +17,8 @@ import pandas as pd
 from .api.auth import KeyRing, api_keys
 from .builder import MemoryBuilder
 from .errors import Unauthenticated
+from .memory import Memory
 from .models import utcnow
-from .service import MemoryService
 from .settings import Settings, load_settings
 from .tiers.graph import Neo4jGraphStore
 
@@ -29,7 +29,7 @@ def _native(value: Any) -> Any:
 
 
 class Analytics:
-    def __init__(self, service: MemoryService, tenant: str) -> None:
+    def __init__(self, service: Memory, tenant: str) -> None:
         self.service = service
         self.tenant = tenant
         if not isinstance(service.graph, Neo4jGraphStore):
@@ -58,7 +58,7 @@ class Analytics:
         sessions = session_ids or await self.service.hot_tier.sessions(self.tenant)
         rows = []
         for sid in sessions:
-            s = await self.service.status(self.tenant, sid)
+            s = await self.service.reports.status(self.tenant, sid)
             rows.append(
                 {
                     "session": sid,
@@ -94,7 +94,7 @@ class Analytics:
                 "items": r["items"],
                 "tokens": r["tokens"],
             }
-            for r in await self.service.stats(self.tenant)
+            for r in await self.service.reports.stats(self.tenant)
             if r["tier"] == "hot"
         ]
         return pd.concat([graph, pd.DataFrame(hot)], ignore_index=True) if hot else graph

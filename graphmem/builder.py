@@ -29,9 +29,9 @@ from .episodes import EpisodicMemory
 from .errors import ConfigurationError
 from .events import EventBus
 from .manager import MemoryManager
+from .memory import Limits, Memory
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
-from .service import Limits, MemoryService
 from .settings import MemoryConfig, PersonaConfig, Settings
 from .tiers import GraphStore, HotTier
 from .tiers.conversation import ConversationStore
@@ -130,7 +130,7 @@ class MemoryBuilder:
         self._metrics = metrics
         return self
 
-    def build(self) -> MemoryService:
+    def build(self) -> Memory:
         problems = []
         if self._hot is None:
             problems.append("no hot tier: call with_hot(...)")
@@ -160,7 +160,7 @@ class MemoryBuilder:
                 self._config.merged(session_ttl_seconds=self._rules.hot_ttl)
             except ValueError as exc:
                 raise ConfigurationError(f"hot_ttl does not fit the memory config: {exc}") from exc
-        service = MemoryService(
+        service = Memory(
             hot=self._hot,
             graph=self._graph,
             embedder=self._embedder,
@@ -176,7 +176,16 @@ class MemoryBuilder:
         )
         if self._profiles is not None and self._conversation is not None:
             service.manager = MemoryManager(
-                service, self._profiles, self._conversation, self._personas
+                service.ingest,
+                service.spills,
+                service.recall,
+                service.working,
+                service.config,
+                self._profiles,
+                self._conversation,
+                self._personas,
+                service.episodes,
+                service.entities,
             )
         return service
 

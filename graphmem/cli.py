@@ -82,7 +82,7 @@ async def _maintain(settings: Settings) -> int:
 
     service = MemoryBuilder.from_settings(settings).build()
     try:
-        report = await service.maintain()
+        report = await service.maintenance.run_once()
     finally:
         await service.close()
     print(report.model_dump_json(indent=2))

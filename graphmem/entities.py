@@ -21,6 +21,7 @@ from typing import Any
 
 from .enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
 from .errors import BadInput, NotFound
+from .events import EventBus, EventKind, NullBus
 from .models import MemoryItem, utcnow
 from .tiers.entities import EntityStore
 
@@ -84,6 +85,8 @@ class EntityMemory:
         self.extractor = extractor
         self.functional = functional
         self.aliases = dict(aliases or {})  # configured, for every tenant
+        #: the change feed; the Memory facade connects it
+        self.events: EventBus | NullBus = NullBus()
 
     async def ingest(self, tenant: str, items: Sequence[MemoryItem]) -> int:
         """Extract entities and relations from spilled memories and write them; returns the
@@ -203,6 +206,9 @@ class EntityMemory:
             for key in (source, target):
                 await self.get(tenant, key)  # NOT_FOUND names the missing one
             raise BadInput("one of the two entities is already merged into another")
+        await self.events.publish(
+            tenant, EventKind.ENTITY_MERGED, mergeId=done["mergeId"], entityIds=[source, target]
+        )
         return str(done["mergeId"])
 
     async def undo_merge(self, tenant: str, merge_id: str) -> tuple[str, str]:

@@ -21,8 +21,10 @@ from typing import Any
 
 from .enrich.embed import Embedder
 from .errors import BadInput, Forbidden, NotFound
+from .events import EventBus, EventKind, NullBus
 from .models import utcnow
 from .tiers.episodes import EpisodeStore
+from .working import WorkingMemory
 
 #: seed 002: "Exact structure matches get 0.6 similarity boost"
 SIGNATURE_BOOST = 0.6
@@ -223,6 +225,9 @@ class EpisodicMemory:
         self.store = store
         self.embedder = embedder
         self.stale_filter = stale_filter
+        #: the change feed and the tasks' working memory; the Memory facade connects them
+        self.events: EventBus | NullBus = NullBus()
+        self.working: WorkingMemory | None = None
 
     async def _embed(self, text: str) -> list[float]:
         (vector,) = await asyncio.to_thread(self.embedder.embed, [text])
@@ -305,6 +310,14 @@ class EpisodicMemory:
             raise NotFound(f"no task {task_id}", taskId=task_id)
         if not done["moved"]:
             raise _stale(task_id, done["owner"], done["generation"], from_owner, generation)
+        await self.events.publish(
+            tenant,
+            EventKind.TASK_TRANSFERRED,
+            taskId=task_id,
+            fromOwner=from_owner,
+            toOwner=done["owner"],
+            generation=done["generation"],
+        )
         return {"owner": done["owner"], "generation": done["generation"]}
 
     async def transfers(self, tenant: str, task_id: str) -> list[dict[str, Any]]:
@@ -315,6 +328,8 @@ class EpisodicMemory:
         task = await self.store.complete_task(tenant, task_id, status, utcnow())
         if task is None:
             raise NotFound(f"no task {task_id}", taskId=task_id)
+        if self.working is not None:
+            self.working.clear(tenant, task_id)  # a finished task's scratch pad is done
         return task
 
     async def task(self, tenant: str, task_id: str) -> dict[str, Any]:

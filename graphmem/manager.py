@@ -4,7 +4,7 @@
 |-------------|-----------------------------------|-------------------------------|
 | working     | process memory, per task          | ``WorkingMemory``             |
 | short_term  | Redis list per session, TTL       | ``ConversationStore``         |
-| long_term   | hot tier → graph, per user        | ``MemoryService.add``         |
+| long_term   | hot tier → graph, per user        | ``Ingest.add``                |
 | persona     | configured + graph; learned traits as memories of ``agent.<id>`` |
 | episodic    | tasks, steps, episodes in the graph | ``EpisodicMemory``          |
 | entity      | entities extracted when memories spill | ``EntityMemory``         |
@@ -18,12 +18,19 @@ import uuid
 from enum import StrEnum
 from typing import Any
 
+from .entities import EntityMemory
+from .episodes import EpisodicMemory
 from .errors import BadInput, NotFound, Unavailable
+from .memory import RecallQuery
+from .memory.ingest import Ingest
+from .memory.inputs import Inputs
+from .memory.recall import Recall
+from .memory.spill import Spiller
 from .models import MemoryType, utcnow
-from .service import MemoryService, RecallQuery
-from .settings import ID_PATTERN, PersonaConfig
+from .settings import ID_PATTERN, MemoryConfig, PersonaConfig
 from .tiers.conversation import ConversationStore
 from .tiers.profiles import ProfileStore
+from .working import WorkingMemory
 
 
 class MemoryKind(StrEnum):
@@ -49,12 +56,24 @@ def _need(value: Any, name: str) -> Any:
 class MemoryManager:
     def __init__(
         self,
-        service: MemoryService,
+        ingest: Ingest,
+        spills: Spiller,
+        recall: Recall,
+        working: WorkingMemory,
+        config: MemoryConfig,
         profiles: ProfileStore,
         conversation: ConversationStore,
         personas: dict[str, PersonaConfig] | None = None,
+        episodes: EpisodicMemory | None = None,
+        entities: EntityMemory | None = None,
     ) -> None:
-        self.service = service
+        self.ingest = ingest
+        self.spills = spills
+        self.recall = recall
+        self.working = working
+        self.config = config
+        self.episodes = episodes
+        self.entities = entities
         self.profiles = profiles
         self.conversation = conversation
         self.personas = personas or {}
@@ -63,22 +82,22 @@ class MemoryManager:
     async def add_message(
         self, tenant: str, session_id: str, role: str, content: str
     ) -> dict[str, Any]:
-        self.service._validate_scope(session_id, None)
+        Inputs.scope(session_id, None)
         if not content.strip():
             raise BadInput("content: must not be empty", field="content")
         if role not in {"user", "assistant", "system", "tool"}:
             raise BadInput("role: user, assistant, system or tool", field="role")
         message = {"role": role, "content": content, "timestamp": utcnow().isoformat()}
         await self.conversation.append(
-            tenant, session_id, message, self.service.config.short_term_ttl_seconds
+            tenant, session_id, message, self.config.short_term_ttl_seconds
         )
         return message
 
     async def history(self, tenant: str, session_id: str, last: int = 10) -> list[dict[str, Any]]:
-        self.service._validate_scope(session_id, None)
-        if not 1 <= last <= self.service.config.short_term_max_messages:
+        Inputs.scope(session_id, None)
+        if not 1 <= last <= self.config.short_term_max_messages:
             raise BadInput(
-                f"last: must be between 1 and {self.service.config.short_term_max_messages}",
+                f"last: must be between 1 and {self.config.short_term_max_messages}",
                 field="last",
             )
         return await self.conversation.last(tenant, session_id, last)
@@ -91,7 +110,7 @@ class MemoryManager:
     async def learn_trait(self, tenant: str, agent_id: str, trait: str) -> str:
         """A learned trait is a long-term memory of the agent, written to the graph now."""
         self._check_agent(agent_id)
-        item = await self.service.add(
+        item = await self.ingest.add(
             tenant,
             {
                 "session_id": f"persona.{agent_id}",
@@ -100,7 +119,7 @@ class MemoryManager:
                 "type": MemoryType.PREFERENCE,
             },
         )
-        await self.service.spill(tenant, f"persona.{agent_id}", item_ids=[item.id])
+        await self.spills.spill(tenant, f"persona.{agent_id}", item_ids=[item.id])
         return item.id
 
     async def persona(
@@ -112,7 +131,7 @@ class MemoryManager:
         if stored is None and configured is None:
             raise NotFound(f"no persona for agent {agent_id}", agentId=agent_id)
         base = dict(stored) if stored else configured.model_dump()  # type: ignore[union-attr]
-        learned = await self.service.search(
+        learned = await self.recall.search(
             tenant, RecallQuery(user_id=persona_user(agent_id), query=query, limit=limit)
         )
         traits = ", ".join(s.item.content for s in learned) or "none yet"
@@ -213,7 +232,7 @@ class MemoryManager:
     async def remember(self, tenant: str, kind: MemoryKind, **f: Any) -> dict[str, Any]:
         """Add to one memory type; ``f`` holds what that type needs."""
         if kind is MemoryKind.WORKING:
-            data = self.service.working.set(
+            data = self.working.set(
                 tenant,
                 _need(f.get("task_id"), "taskId"),
                 _need(f.get("key"), "key"),
@@ -229,7 +248,7 @@ class MemoryManager:
             )
             return {"kind": kind, "message": message}
         if kind in (MemoryKind.LONG_TERM, MemoryKind.ENTITY):
-            item = await self.service.add(
+            item = await self.ingest.add(
                 tenant,
                 {
                     "session_id": _need(f.get("session_id"), "sessionId"),
@@ -240,7 +259,7 @@ class MemoryManager:
                 },
             )
             if kind is MemoryKind.ENTITY:  # entities are extracted when the memory spills
-                await self.service.spill(tenant, item.session_id, item_ids=[item.id])
+                await self.spills.spill(tenant, item.session_id, item_ids=[item.id])
             return {"kind": kind, "memoryId": item.id}
         if kind is MemoryKind.PERSONA:
             trait_id = await self.learn_trait(
@@ -272,11 +291,11 @@ class MemoryManager:
         out: dict[str, Any] = {}
         session_id, user_id = f.get("session_id"), f.get("user_id")
         if MemoryKind.WORKING in kinds and f.get("task_id"):
-            out["working"] = self.service.working.get(tenant, f["task_id"])
+            out["working"] = self.working.get(tenant, f["task_id"])
         if MemoryKind.SHORT_TERM in kinds and session_id:
             out["short_term"] = await self.history(tenant, session_id, limit)
         if MemoryKind.LONG_TERM in kinds and (user_id or session_id):
-            out["long_term"] = await self.service.search(
+            out["long_term"] = await self.recall.search(
                 tenant,
                 RecallQuery(
                     query=query,
@@ -287,18 +306,18 @@ class MemoryManager:
             )
         if MemoryKind.PERSONA in kinds and f.get("agent_id"):
             out["persona"] = await self.persona(tenant, f["agent_id"], query)
-        if MemoryKind.EPISODIC in kinds and self.service.episodes is not None:
-            out["episodic"] = await self.service.episodes.similar(tenant, query, None, limit)
-        if MemoryKind.ENTITY in kinds and user_id and self.service.entities is not None:
-            out["entity"] = await self.service.entities.user_entities(tenant, user_id, limit=limit)
+        if MemoryKind.EPISODIC in kinds and self.episodes is not None:
+            out["episodic"] = await self.episodes.similar(tenant, query, None, limit)
+        if MemoryKind.ENTITY in kinds and user_id and self.entities is not None:
+            out["entity"] = await self.entities.user_entities(tenant, user_id, limit=limit)
         if MemoryKind.STRUCTURED in kinds and f.get("schema"):
             out["structured"] = await self.records(tenant, f["schema"], f.get("where"), limit)
         return out
 
     def _episodes(self) -> Any:
-        if self.service.episodes is None:
+        if self.episodes is None:
             raise Unavailable("episodic memory is not configured")
-        return self.service.episodes
+        return self.episodes
 
 
 def _queryable(value: Any) -> bool:

@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 
 from graphmem.api.app import create_app
 from graphmem.builder import MemoryBuilder
-from graphmem.service import MemoryService
+from graphmem.memory import Memory
 from graphmem.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +110,7 @@ def tenant() -> str:
 
 
 @pytest.fixture
-async def service(stack: Stack) -> AsyncIterator[MemoryService]:
+async def service(stack: Stack) -> AsyncIterator[Memory]:
     svc = MemoryBuilder.from_settings(stack.settings()).build()
     await svc.migrate()
     try:

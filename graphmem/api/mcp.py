@@ -19,7 +19,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..errors import BadInput, GraphmemError
-from ..service import MemoryService, RecallQuery
+from ..memory import Memory, RecallQuery
 from .auth import TENANT_SCOPE_KEY
 
 log = logging.getLogger("graphmem.mcp")
@@ -96,13 +96,13 @@ def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
     return int(value)
 
 
-async def call(service: MemoryService, tenant: str, name: str, args: dict[str, Any]) -> Any:
+async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
     """Run one tool; returns JSON-ready data (camelCase, as the GraphQL API)."""
     if name == "memory_add":
         kind = _str(args, "type")
         if kind not in SEED_TYPES:
             raise BadInput(f"type: one of {', '.join(SEED_TYPES)}", field="type")
-        item = await service.add(
+        item = await service.ingest.add(
             tenant,
             {"session_id": _str(args, "sessionId"), "content": _str(args, "content"), "type": kind},
         )
@@ -111,7 +111,7 @@ async def call(service: MemoryService, tenant: str, name: str, args: dict[str, A
         auto = args.get("autoPromote", True)
         if not isinstance(auto, bool):
             raise BadInput("autoPromote: true or false", field="autoPromote")
-        result = await service.recall(
+        result = await service.recall.recall(
             tenant,
             RecallQuery(
                 session_id=_str(args, "sessionId"),
@@ -130,12 +130,12 @@ async def call(service: MemoryService, tenant: str, name: str, args: dict[str, A
             ],
         }
     if name == "memory_spill":
-        spilled = await service.spill(
+        spilled = await service.spills.spill(
             tenant, _str(args, "sessionId") or "", count=_int(args, "count", None)
         )
         return _camel(spilled.model_dump(mode="json"))
     if name == "memory_status":
-        status = await service.status(tenant, _str(args, "sessionId") or "")
+        status = await service.reports.status(tenant, _str(args, "sessionId") or "")
         return _camel(status.model_dump(mode="json"))
     raise BadInput(f"unknown tool {name!r}")
 
@@ -161,9 +161,7 @@ def _item(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_server(
-    service: Callable[[], MemoryService], tenant_of: Callable[[Any], str]
-) -> Server[Any]:
+def build_server(service: Callable[[], Memory], tenant_of: Callable[[Any], str]) -> Server[Any]:
     """An MCP server over the memory service; ``tenant_of(request context)`` names the tenant."""
 
     async def list_tools(
@@ -202,7 +200,7 @@ def tenant_from_http(ctx: Any) -> str:
 
 
 def http_app(
-    service: Callable[[], MemoryService], allowed_hosts: list[str]
+    service: Callable[[], Memory], allowed_hosts: list[str]
 ) -> tuple[StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
     """The ``/mcp`` ASGI app and its session manager (run it in the app's lifespan)."""
     manager = StreamableHTTPSessionManager(

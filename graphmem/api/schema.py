@@ -15,9 +15,9 @@ from ..episodes import EpisodicMemory
 from ..errors import BadInput, Unavailable
 from ..events import EventBus
 from ..manager import MemoryKind, MemoryManager
+from ..memory import Memory, RecallQuery
 from ..models import MemoryType, Tier
 from ..retrieval import Retriever
-from ..service import MemoryService, RecallQuery
 from ..settings import PersonaConfig
 from .errors import TypedErrors, typed_error
 from .guard import DocumentGuard, Limits
@@ -70,7 +70,7 @@ def _id(value: Any) -> strawberry.ID | None:
     return strawberry.ID(str(value)) if value is not None else None
 
 
-def _ctx(info: Info[Any, Any]) -> tuple[MemoryService, str]:
+def _ctx(info: Info[Any, Any]) -> tuple[Memory, str]:
     return info.context["service"], info.context["tenant"]
 
 
@@ -119,7 +119,7 @@ class Query:
     @strawberry.field(description="The session's hot tier, newest first.")
     async def hot(self, info: Info[Any, Any], session_id: strawberry.ID) -> list[MemoryItem]:
         service, tenant = _ctx(info)
-        return [MemoryItem.of(i) for i in await service.hot(tenant, str(session_id))]
+        return [MemoryItem.of(i) for i in await service.reports.hot_items(tenant, str(session_id))]
 
     @strawberry.field(
         description="One memory by id: the hot tier first, then the graph (seed 000's "
@@ -127,7 +127,7 @@ class Query:
     )
     async def memory(self, info: Info[Any, Any], item_id: strawberry.ID) -> MemoryItem | None:
         service, tenant = _ctx(info)
-        item = await service.get(tenant, str(item_id))
+        item = await service.promotion.get(tenant, str(item_id))
         return MemoryItem.of(item) if item else None
 
     @strawberry.field(description="A user's entities, most recently mentioned first.")
@@ -287,7 +287,7 @@ class Query:
         user_id: strawberry.ID | None = None,
     ) -> list[TierTypeStats]:
         service, tenant = _ctx(info)
-        rows = await service.stats(tenant, _s(session_id), _s(user_id))
+        rows = await service.reports.stats(tenant, _s(session_id), _s(user_id))
         return [
             TierTypeStats(
                 tier=Tier(r["tier"]),
@@ -309,7 +309,7 @@ class Query:
         limit: int = 20,
     ) -> list[MemoryItem]:
         service, tenant = _ctx(info)
-        found = await service.find(tenant, text, _s(session_id), _s(user_id), limit)
+        found = await service.reports.find(tenant, text, _s(session_id), _s(user_id), limit)
         return [MemoryItem.of(i) for i in found]
 
     @strawberry.field(description="The tier settings in force for a session.")
@@ -317,13 +317,13 @@ class Query:
         self, info: Info[Any, Any], session_id: strawberry.ID
     ) -> SessionConfig:
         service, tenant = _ctx(info)
-        config = await service.session_config(tenant, str(session_id))
+        config = await service.sessions.config(tenant, str(session_id))
         return SessionConfig.of(str(session_id), config)
 
     @strawberry.field(description="Items and tokens per tier, with suggestions.")
     async def memory_status(self, info: Info[Any, Any], session_id: strawberry.ID) -> MemoryStatus:
         service, tenant = _ctx(info)
-        return MemoryStatus.of(await service.status(tenant, str(session_id)))
+        return MemoryStatus.of(await service.reports.status(tenant, str(session_id)))
 
     @strawberry.field(description="Rank warm and cold memories for a query; no side effects.")
     async def search(
@@ -346,7 +346,7 @@ class Query:
             auto_promote=False,
             retriever=retriever,
         )
-        return [ScoredMemory.of(s) for s in await service.search(tenant, q)]
+        return [ScoredMemory.of(s) for s in await service.recall.search(tenant, q)]
 
 
 @strawberry.type
@@ -354,14 +354,14 @@ class Mutation:
     @strawberry.mutation(description="Add a memory to the session's hot tier.")
     async def add_memory(self, info: Info[Any, Any], input: AddMemoryInput) -> MemoryItem:
         service, tenant = _ctx(info)
-        return MemoryItem.of(await service.add(tenant, input.to_spec()))
+        return MemoryItem.of(await service.ingest.add(tenant, input.to_spec()))
 
     @strawberry.mutation(description="Add several memories in one call.")
     async def add_memories(
         self, info: Info[Any, Any], inputs: list[AddMemoryInput]
     ) -> list[MemoryItem]:
         service, tenant = _ctx(info)
-        items = await service.add_many(tenant, [i.to_spec() for i in inputs])
+        items = await service.ingest.add_many(tenant, [i.to_spec() for i in inputs])
         return [MemoryItem.of(i) for i in items]
 
     @strawberry.mutation(
@@ -377,7 +377,7 @@ class Mutation:
     ) -> SpillResult:
         service, tenant = _ctx(info)
         ids = [str(i) for i in item_ids] if item_ids else None
-        return SpillResult.of(await service.spill(tenant, str(session_id), count, ids))
+        return SpillResult.of(await service.spills.spill(tenant, str(session_id), count, ids))
 
     @strawberry.mutation(
         description="Search warm and cold memories, record the access, and promote "
@@ -394,7 +394,7 @@ class Mutation:
             types=input.types,
             retriever=input.retriever,
         )
-        return RecallResult.of(await service.recall(tenant, q))
+        return RecallResult.of(await service.recall.recall(tenant, q))
 
     @strawberry.mutation(
         description="Apply a retention policy to warm and cold memories. dryRun (the "
@@ -404,7 +404,7 @@ class Mutation:
         self, info: Info[Any, Any], policy: PrunePolicyInput, dry_run: bool = True
     ) -> PruneResult:
         service, tenant = _ctx(info)
-        done = await service.prune(tenant, policy.to_policy(), dry_run)
+        done = await service.removal.prune(tenant, policy.to_policy(), dry_run)
         return PruneResult(
             dry_run=done["dryRun"],
             count=done["count"],
@@ -496,7 +496,7 @@ class Mutation:
     )
     async def forget_user(self, info: Info[Any, Any], user_id: strawberry.ID) -> ForgetUserResult:
         service, tenant = _ctx(info)
-        done = await service.forget_user(tenant, str(user_id))
+        done = await service.removal.forget_user(tenant, str(user_id))
         return ForgetUserResult(
             hot_memories=done["hotMemories"],
             graph_memories=done["graphMemories"],
@@ -550,8 +550,8 @@ class Mutation:
         from_owner: str | None = None,
         reason: str = "",
     ) -> TaskHandle:
-        service, tenant = _ctx(info)
-        done = await service.transfer_task(
+        episodes, tenant = _episodes(info)
+        done = await episodes.transfer(
             tenant, str(task_id), from_owner, generation, to_owner, reason
         )
         return TaskHandle(task_id=task_id, owner=done["owner"], generation=done["generation"])
@@ -560,10 +560,8 @@ class Mutation:
     async def complete_task(
         self, info: Info[Any, Any], task_id: strawberry.ID, status: str = "completed"
     ) -> Task:
-        service, tenant = _ctx(info)
-        episodes, _ = _episodes(info)
+        episodes, tenant = _episodes(info)
         task = await episodes.complete_task(tenant, str(task_id), status)
-        service.working.clear(tenant, str(task_id))
         return Task.of(task)
 
     @strawberry.mutation(
@@ -608,8 +606,8 @@ class Mutation:
         target_id: strawberry.ID,
         reason: str = "",
     ) -> MergeResult:
-        service, tenant = _ctx(info)
-        merge_id = await service.merge_entities(tenant, str(source_id), str(target_id), reason)
+        entities, tenant = _entities(info)
+        merge_id = await entities.merge(tenant, str(source_id), str(target_id), reason)
         return MergeResult(
             merge_id=strawberry.ID(merge_id), source_id=source_id, target_id=target_id
         )
@@ -645,20 +643,20 @@ class Mutation:
         self, info: Info[Any, Any], session_id: strawberry.ID, config: SessionConfigInput
     ) -> SessionConfig:
         service, tenant = _ctx(info)
-        effective = await service.configure_session(tenant, str(session_id), config.overrides())
+        effective = await service.sessions.configure(tenant, str(session_id), config.overrides())
         return SessionConfig.of(str(session_id), effective)
 
     @strawberry.mutation(description="Bring a warm or cold memory into its session's hot tier.")
     async def promote(self, info: Info[Any, Any], item_id: strawberry.ID) -> MemoryItem:
         service, tenant = _ctx(info)
-        return MemoryItem.of(await service.promote(tenant, str(item_id)))
+        return MemoryItem.of(await service.promotion.promote(tenant, str(item_id)))
 
     @strawberry.mutation(
         description="Remove a memory from every tier; false when there was no such memory."
     )
     async def forget(self, info: Info[Any, Any], item_id: strawberry.ID) -> bool:
         service, tenant = _ctx(info)
-        return await service.forget(tenant, str(item_id))
+        return await service.removal.forget(tenant, str(item_id))
 
 
 @strawberry.type

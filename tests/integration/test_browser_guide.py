@@ -4,14 +4,14 @@ parameters the guide sets, and shows the data an agent put in through the servic
 from __future__ import annotations
 
 from graphmem.cypher import library
-from graphmem.service import MemoryService
+from graphmem.memory import Memory
 from tests.conftest import Stack, run_cypher
 
 
 async def test_saved_browser_queries_show_the_data(
-    service: MemoryService, tenant: str, stack: Stack
+    service: Memory, tenant: str, stack: Stack
 ) -> None:
-    await service.add(
+    await service.ingest.add(
         tenant,
         {
             "session_id": "demo",
@@ -19,7 +19,7 @@ async def test_saved_browser_queries_show_the_data(
             "content": "I loved dinner at Le Chat Noir in Paris near the Eiffel Tower.",
         },
     )
-    await service.spill(tenant, "demo")
+    await service.spills.spill(tenant, "demo")
     assert service.episodes is not None
     episode = await service.episodes.record_episode(
         tenant,

@@ -78,7 +78,7 @@ async def test_a_neo4j_down_during_1000_adds_loses_and_duplicates_nothing(
         started = time.monotonic()
         added = []
         for i in range(1000):
-            item = await service.add(
+            item = await service.ingest.add(
                 tenant, {"session_id": "s", "content": f"fact {i}: the parcel went to depot {i}"}
             )
             added.append(item.id)
@@ -86,18 +86,18 @@ async def test_a_neo4j_down_during_1000_adds_loses_and_duplicates_nothing(
         assert await service.hot_tier.tokens(tenant, "s") > 200  # nothing could spill
 
         own_stack.neo4j.start()
-        report = await service.maintain()  # catch-up spill of the over-budget session
+        report = await service.maintenance.run_once()  # catch-up spill of the over-budget session
         assert not report.errors, report.errors
         assert len(report.caught_up[f"{tenant}/s"]) > 900
 
         in_graph = graph_ids(own_stack.neo4j_uri, settings.neo4j_password, tenant)
-        in_hot = [i.id for i in await service.hot(tenant, "s")]
+        in_hot = [i.id for i in await service.reports.hot_items(tenant, "s")]
         assert len(in_graph) == len(set(in_graph))
         assert not set(in_graph) & set(in_hot)
         assert set(in_graph) | set(in_hot) == set(added)
         assert await service.hot_tier.tokens(tenant, "s") <= 200
         for item_id in added[::50]:  # readable through the cascading read
-            found = await service.get(tenant, item_id)
+            found = await service.promotion.get(tenant, item_id)
             assert found is not None and found.id == item_id
     finally:
         await service.close()
@@ -198,14 +198,14 @@ async def test_c_redis_killed_after_acknowledged_adds_with_appendfsync_always(
     try:
         acknowledged = []
         for i in range(300):
-            item = await service.add(tenant, {"session_id": "s", "content": f"note {i}"})
+            item = await service.ingest.add(tenant, {"session_id": "s", "content": f"note {i}"})
             acknowledged.append(item.id)  # add returned: the write is acknowledged
         own_stack.redis.kill()  # SIGKILL: no shutdown save, only what the AOF holds
         own_stack.redis.start()
-        survivors = {i.id for i in await service.hot(tenant, "s")}
+        survivors = {i.id for i in await service.reports.hot_items(tenant, "s")}
         assert survivors == set(acknowledged)
         assert await service.hot_tier.tokens(tenant, "s") == sum(
-            i.token_count for i in await service.hot(tenant, "s")
+            i.token_count for i in await service.reports.hot_items(tenant, "s")
         )
     finally:
         await service.close()

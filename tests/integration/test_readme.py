@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.service import RecallQuery
+from graphmem.memory import RecallQuery
 from tests.conftest import ROOT, Stack, stack_env, start_server
 
 
@@ -38,11 +38,11 @@ async def clear_demo_session(stack: Stack) -> None:
 
     service = MemoryBuilder.from_settings(stack.settings()).build()
     try:
-        hits = await service.search(
+        hits = await service.recall.search(
             "dev", RecallQuery(session_id="demo", query="budget", limit=100)
         )
-        for item in [h.item for h in hits] + await service.hot("dev", "demo"):
-            await service.forget("dev", item.id)
+        for item in [h.item for h in hits] + await service.reports.hot_items("dev", "demo"):
+            await service.removal.forget("dev", item.id)
     finally:
         await service.close()
 

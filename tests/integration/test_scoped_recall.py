@@ -5,48 +5,48 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphmem.memory import Memory, RecallQuery
 from graphmem.models import scope_token
 from graphmem.retrieval import Retriever
-from graphmem.service import MemoryService, RecallQuery
 from tests.conftest import Stack, run_cypher
 
 
 async def test_a_user_finds_their_memory_when_others_match_the_query_far_more(
-    service: MemoryService, tenant: str
+    service: Memory, tenant: str
 ) -> None:
     # 150 memories of another user outrank ours on BM25; a tenant-wide top 100 filtered
     # to our user afterwards would hold none of ours.
-    await service.add_many(
+    await service.ingest.add_many(
         tenant,
         [
             {"session_id": "noisy", "user_id": "bob", "content": f"zebra zebra zebra note {n}"}
             for n in range(150)
         ],
     )
-    (ours,) = await service.add_many(
+    (ours,) = await service.ingest.add_many(
         tenant,
         [{"session_id": "quiet", "user_id": "alice", "content": "a zebra at the zoo today"}],
     )
-    await service.spill(tenant, "noisy", count=150)
-    await service.spill(tenant, "quiet", count=1)
+    await service.spills.spill(tenant, "noisy", count=150)
+    await service.spills.spill(tenant, "quiet", count=1)
     for retriever in (Retriever.FULLTEXT, Retriever.HYBRID):
-        hits = await service.search(
+        hits = await service.recall.search(
             tenant, RecallQuery(query="zebra", user_id="alice", limit=5, retriever=retriever)
         )
         assert [h.item.id for h in hits] == [ours.id], retriever
-    by_session = await service.search(
+    by_session = await service.recall.search(
         tenant, RecallQuery(query="zebra", session_id="quiet", retriever=Retriever.FULLTEXT)
     )
     assert [h.item.id for h in by_session] == [ours.id]
 
 
 async def test_migrate_gives_old_memories_their_session_and_user_tokens(
-    service: MemoryService, tenant: str, stack: Stack
+    service: Memory, tenant: str, stack: Stack
 ) -> None:
-    (item,) = await service.add_many(
+    (item,) = await service.ingest.add_many(
         tenant, [{"session_id": "old", "user_id": "carol", "content": "the okapi enclosure"}]
     )
-    await service.spill(tenant, "old", count=1)
+    await service.spills.spill(tenant, "old", count=1)
     # as a memory written before session and user tokens existed
     await run_cypher(
         stack,
@@ -56,15 +56,15 @@ async def test_migrate_gives_old_memories_their_session_and_user_tokens(
         token=scope_token(tenant),
     )
     query = RecallQuery(query="okapi", user_id="carol", retriever=Retriever.FULLTEXT)
-    assert await service.search(tenant, query) == []
+    assert await service.recall.search(tenant, query) == []
     await service.migrate()
-    assert [h.item.id for h in await service.search(tenant, query)] == [item.id]
+    assert [h.item.id for h in await service.recall.search(tenant, query)] == [item.id]
 
 
 async def test_a_memory_of_several_sentences_is_ranked_by_its_best_sentence(
-    service: MemoryService, tenant: str, stack: Stack
+    service: Memory, tenant: str, stack: Stack
 ) -> None:
-    long, short = await service.add_many(
+    long, short = await service.ingest.add_many(
         tenant,
         [
             {
@@ -76,7 +76,7 @@ async def test_a_memory_of_several_sentences_is_ranked_by_its_best_sentence(
             {"session_id": "s", "user_id": "dora", "content": "The bakery opens at nine."},
         ],
     )
-    await service.spill(tenant, "s", count=2)
+    await service.spills.spill(tenant, "s", count=2)
     rows = await run_cypher(
         stack,
         "MATCH (m:Memory {tenant: $tenant}) RETURN m.id AS id, m.sentenceVectors AS v",
@@ -94,7 +94,7 @@ async def test_a_memory_of_several_sentences_is_ranked_by_its_best_sentence(
         id=long.id,
     )
     mean_cosine = float(np.dot(q, np.asarray(node["e"], dtype=np.float32)))
-    hits = await service.search(tenant, RecallQuery(query=query, user_id="dora", limit=2))
+    hits = await service.recall.search(tenant, RecallQuery(query=query, user_id="dora", limit=2))
     assert hits[0].item.id == long.id
     # ranked (and reported) by its best sentence, closer than its averaged vector
     assert hits[0].similarity > mean_cosine + 0.05

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from graphmem.builder import MemoryBuilder
-from graphmem.service import MemoryService, RecallQuery
+from graphmem.memory import Memory, RecallQuery
 from tests.conftest import Api, LiveApi, Stack, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
 
@@ -25,7 +25,7 @@ async def graph_nodes(stack: Stack, tenant: str) -> list[dict[str, Any]]:
     )
 
 
-async def build(stack: Stack, redis_url: str | None = None, **rules: Any) -> MemoryService:
+async def build(stack: Stack, redis_url: str | None = None, **rules: Any) -> Memory:
     config = rules.pop("config", {})
     settings = stack.settings(redis_url=redis_url or stack.redis_url)
     svc = MemoryBuilder.from_settings(settings).with_config(**config)
@@ -38,9 +38,9 @@ async def build(stack: Stack, redis_url: str | None = None, **rules: Any) -> Mem
 
 @pytest.fixture
 async def builder_service(stack: Stack) -> AsyncIterator[Any]:
-    made: list[MemoryService] = []
+    made: list[Memory] = []
 
-    async def make(**rules: Any) -> MemoryService:
+    async def make(**rules: Any) -> Memory:
         service = await build(stack, **rules)
         made.append(service)
         return service
@@ -174,34 +174,34 @@ async def test_cascading_get_with_and_without_promote_on_read(
     builder_service: Any, tenant: str
 ) -> None:
     plain = await builder_service()
-    item = await plain.add(tenant, {"session_id": "s", "content": "cascade me"})
-    assert (await plain.get(tenant, item.id)).tier.value == "hot"  # type: ignore[union-attr]
-    await plain.spill(tenant, "s")
-    found = await plain.get(tenant, item.id)
+    item = await plain.ingest.add(tenant, {"session_id": "s", "content": "cascade me"})
+    assert (await plain.promotion.get(tenant, item.id)).tier.value == "hot"  # type: ignore[union-attr]
+    await plain.spills.spill(tenant, "s")
+    found = await plain.promotion.get(tenant, item.id)
     assert found is not None and found.tier.value == "cold"  # read_fallback, no promotion
-    assert await plain.hot(tenant, "s") == []
+    assert await plain.reports.hot_items(tenant, "s") == []
 
     no_fallback = await builder_service(read_fallback=False)
-    assert await no_fallback.get(tenant, item.id) is None
+    assert await no_fallback.promotion.get(tenant, item.id) is None
 
     promoting = await builder_service(promote_on_read=True)
-    found = await promoting.get(tenant, item.id)
+    found = await promoting.promotion.get(tenant, item.id)
     assert found is not None and found.tier.value == "hot"
-    assert [i.id for i in await promoting.hot(tenant, "s")] == [item.id]
-    assert await promoting.get(tenant, "mem_unknown") is None
+    assert [i.id for i in await promoting.reports.hot_items(tenant, "s")] == [item.id]
+    assert await promoting.promotion.get(tenant, "mem_unknown") is None
 
 
 async def test_write_through_holds_the_item_in_both_tiers(
     builder_service: Any, tenant: str, stack: Stack
 ) -> None:
     service = await builder_service(write_through=True)
-    item = await service.add(tenant, {"session_id": "s", "content": "written through"})
+    item = await service.ingest.add(tenant, {"session_id": "s", "content": "written through"})
     nodes = await graph_nodes(stack, tenant)
     assert [(n["id"], n["tier"], n["dims"]) for n in nodes] == [(item.id, "hot", 384)]
-    assert [i.id for i in await service.hot(tenant, "s")] == [item.id]
-    status = await service.status(tenant, "s")
+    assert [i.id for i in await service.reports.hot_items(tenant, "s")] == [item.id]
+    status = await service.reports.status(tenant, "s")
     assert (status.hot.items, status.warm.items, status.cold.items) == (1, 0, 0)
-    await service.spill(tenant, "s")
+    await service.spills.spill(tenant, "s")
     assert [(n["id"], n["tier"]) for n in await graph_nodes(stack, tenant)] == [(item.id, "cold")]
 
 
@@ -211,7 +211,7 @@ async def test_hot_ttl_rule_sets_the_redis_expiry(
     import redis.asyncio as aioredis
 
     service = await builder_service(hot_ttl=120)
-    await service.add(tenant, {"session_id": "s", "content": "short lived"})
+    await service.ingest.add(tenant, {"session_id": "s", "content": "short lived"})
     client = aioredis.Redis.from_url(stack.redis_url)
     async with client:
         ttl = await client.ttl(f"gm:{{{tenant}}}:s:s:items")
@@ -241,17 +241,18 @@ async def test_idle_sessions_are_flushed_before_their_ttl_runs_out(
         },
     )
     stop = asyncio.Event()
-    loop = asyncio.create_task(service.run_maintenance(stop))
+    loop = asyncio.create_task(service.maintenance.run(stop))
     try:
         items = [
-            await service.add(tenant, {"session_id": "s", "content": f"fact {i}"}) for i in range(3)
+            await service.ingest.add(tenant, {"session_id": "s", "content": f"fact {i}"})
+            for i in range(3)
         ]
         await asyncio.sleep(12)  # past the TTL: Redis has dropped the session's keys
     finally:
         stop.set()
         await loop
     try:
-        assert await service.hot(tenant, "s") == []
+        assert await service.reports.hot_items(tenant, "s") == []
         nodes = {n["id"]: n for n in await graph_nodes(stack, tenant)}
         assert set(nodes) == {i.id for i in items}
         assert all(n["tier"] == "cold" and n["dims"] == 384 for n in nodes.values())
@@ -262,15 +263,15 @@ async def test_idle_sessions_are_flushed_before_their_ttl_runs_out(
 async def test_demotion_policy_turns_idle_warm_memories_cold(stack: Stack, tenant: str) -> None:
     service = await build(stack, config={"demoteAfterIdleSeconds": 0.5})
     try:
-        item = await service.add(tenant, {"session_id": "s", "content": "rarely used"})
-        await service.spill(tenant, "s")
+        item = await service.ingest.add(tenant, {"session_id": "s", "content": "rarely used"})
+        await service.spills.spill(tenant, "s")
         for _ in range(4):
-            await service.recall(
+            await service.recall.recall(
                 tenant, RecallQuery(session_id="s", query="rarely used", auto_promote=False)
             )
         assert {n["id"]: n["tier"] for n in await graph_nodes(stack, tenant)}[item.id] == "warm"
         await asyncio.sleep(1)
-        report = await service.maintain()
+        report = await service.maintenance.run_once()
         assert report.demoted[tenant] == [item.id]
         assert {n["id"]: n["tier"] for n in await graph_nodes(stack, tenant)}[item.id] == "cold"
     finally:
@@ -334,15 +335,17 @@ async def test_an_automatic_spill_goes_down_to_the_low_water_mark(
 ) -> None:
     service = await builder_service()
     config = {"hotTokenLimit": 100}
-    await service.configure_session(tenant, "lw", config)
+    await service.sessions.configure(tenant, "lw", config)
     added = 0
-    while (await service.status(tenant, "lw")).cold.items == 0:
-        await service.add(tenant, {"session_id": "lw", "content": f"note number {added} here"})
+    while (await service.reports.status(tenant, "lw")).cold.items == 0:
+        await service.ingest.add(
+            tenant, {"session_id": "lw", "content": f"note number {added} here"}
+        )
         added += 1
         assert added < 100, "no automatic spill happened"
-    status = await service.status(tenant, "lw")
+    status = await service.reports.status(tenant, "lw")
     # spilled to 80% of the budget, not just under it: the next adds fit without a spill
     assert status.hot.tokens <= 80
     spilled = status.cold.items
-    await service.add(tenant, {"session_id": "lw", "content": "one more short note"})
-    assert (await service.status(tenant, "lw")).cold.items == spilled
+    await service.ingest.add(tenant, {"session_id": "lw", "content": "one more short note"})
+    assert (await service.reports.status(tenant, "lw")).cold.items == spilled

@@ -6,11 +6,11 @@ import uuid
 
 from neo4j import AsyncGraphDatabase
 
-from graphmem.service import MemoryService
+from graphmem.memory import Memory
 from tests.conftest import Stack
 
 
-async def test_migration_is_idempotent_and_indexes_are_online(service: MemoryService) -> None:
+async def test_migration_is_idempotent_and_indexes_are_online(service: Memory) -> None:
     first = await service.migrate()
     second = await service.migrate()
     assert first == second
@@ -62,14 +62,14 @@ async def test_query_nodes_returns_the_nearest_neighbour(stack: Stack) -> None:
 
 
 async def test_service_recall_uses_the_vector_index_beyond_the_exact_scan_limit(
-    service: MemoryService, tenant: str
+    service: Memory, tenant: str
 ) -> None:
-    from graphmem.service import RecallQuery
+    from graphmem.memory import RecallQuery
 
     for text in ["The budget is $50K", "The venue is in Porto", "Dinner was at eight"]:
-        await service.add(tenant, {"session_id": "s", "content": text})
-    await service.spill(tenant, "s", count=3)
+        await service.ingest.add(tenant, {"session_id": "s", "content": text})
+    await service.spills.spill(tenant, "s", count=3)
     service.graph.exact_scan_limit = 0  # type: ignore[attr-defined]
-    hits = await service.search(tenant, RecallQuery(session_id="s", query="how much money"))
+    hits = await service.recall.search(tenant, RecallQuery(session_id="s", query="how much money"))
     assert hits[0].item.content == "The budget is $50K"
     assert {h.item.tenant for h in hits} == {tenant}

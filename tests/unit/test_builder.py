@@ -10,8 +10,8 @@ from graphmem.builder import MemoryBuilder
 from graphmem.cypher import library
 from graphmem.enrich.embed import MiniLMInt8Embedder
 from graphmem.errors import ConfigurationError
+from graphmem.memory import Memory
 from graphmem.policy import IdleWarmDemotion, MemoryRules
-from graphmem.service import MemoryService
 from graphmem.tiers import GraphStore, HotTier
 from graphmem.tiers.graph import Neo4jGraphStore
 from graphmem.tiers.hot import RedisHotTier
@@ -41,7 +41,7 @@ def test_complete_build_gives_a_service_with_the_parts(embedder: MiniLMInt8Embed
         .with_rules(write_through=True, hot_ttl=600)
         .build()
     )
-    assert isinstance(service, MemoryService)
+    assert isinstance(service, Memory)
     assert service.hot_tier is hot and service.graph is graph and service.embedder is embedder
     assert service.config.hot_token_limit == 123
     assert service.rules == MemoryRules(write_through=True, hot_ttl=600)
@@ -131,8 +131,8 @@ def test_demotion_policy_is_pluggable(embedder: MiniLMInt8Embedder) -> None:
     hot, graph = tiers()
     base = MemoryBuilder().with_hot(hot).with_graph(graph).with_embedder(embedder)
     policy = KeepEverything()
-    assert base.with_demotion(policy).build().demotion is policy
+    assert base.with_demotion(policy).build().maintenance.demotion is policy
     default = MemoryBuilder().with_hot(hot).with_graph(graph).with_embedder(embedder).build()
-    assert isinstance(default.demotion, IdleWarmDemotion)
+    assert isinstance(default.maintenance.demotion, IdleWarmDemotion)
     with pytest.raises(ConfigurationError, match="DemotionPolicy"):
         base.with_demotion(object()).build()  # type: ignore[arg-type]

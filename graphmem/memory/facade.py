@@ -1,0 +1,149 @@
+"""The facade that assembles the capabilities and exposes them as attributes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from ..enrich.embed import Embedder
+from ..enrich.tokens import TokenCounter
+from ..entities import EntityMemory
+from ..episodes import EpisodicMemory
+from ..errors import Unavailable
+from ..events import EventBus, NullBus
+from ..metrics import Metrics
+from ..models import scope_tokens
+from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
+from ..retrieval import Weights
+from ..settings import MemoryConfig
+from ..tiers import GraphStore, HotTier
+from ..working import WorkingMemory
+from .enrichment import Enrichment
+from .ingest import Ingest
+from .inputs import Inputs, Limits
+from .maintenance import Maintenance
+from .promotion import Promotion
+from .ranking import Ranker
+from .recall import Recall
+from .removal import Removal
+from .reporting import Reporting
+from .sessions import Sessions
+from .spill import Spiller
+
+if TYPE_CHECKING:
+    from ..manager import MemoryManager
+
+log = logging.getLogger("graphmem.memory")
+
+
+class Memory:
+    """One per process, built by ``MemoryBuilder``. The parts:
+
+    ``ingest`` add memories · ``spills`` spill to the graph · ``promotion`` promote and
+    the cascading get · ``recall`` search and recall (``ranker`` the ranking itself) ·
+    ``removal`` forget and prune · ``reports`` hot list, stats, find, status ·
+    ``maintenance`` the background pass · ``sessions`` per-session settings ·
+    ``entities``, ``episodes``, ``working``, ``manager`` the other memory types ·
+    ``hot_tier``, ``graph``, ``embedder`` the stores and models underneath.
+    """
+
+    def __init__(
+        self,
+        hot: HotTier,
+        graph: GraphStore,
+        embedder: Embedder,
+        tokens: TokenCounter,
+        config: MemoryConfig | None = None,
+        limits: Limits | None = None,
+        rules: MemoryRules | None = None,
+        demotion: DemotionPolicy | None = None,
+        metrics: Metrics | None = None,
+        weights: Weights | None = None,
+        events: EventBus | NullBus | None = None,
+        entities: EntityMemory | None = None,
+        episodes: EpisodicMemory | None = None,
+    ) -> None:
+        self.hot_tier = hot
+        self.graph = graph
+        self.embedder = embedder
+        self.tokens = tokens
+        self.rules = rules or MemoryRules()
+        config = config or MemoryConfig()
+        if self.rules.hot_ttl is not None:
+            config = config.merged(session_ttl_seconds=self.rules.hot_ttl)
+        self.config = config
+        hot.ttl = config.session_ttl_seconds
+        self.limits = limits or Limits()
+        self.metrics = metrics or Metrics()
+        self.weights = weights or Weights()
+        self.events = events or NullBus()
+        self.entities = entities
+        self.episodes = episodes
+        self.working = WorkingMemory()
+        # The memory types publish to the same change feed and share working memory.
+        if entities is not None:
+            entities.events = self.events
+        if episodes is not None:
+            episodes.events, episodes.working = self.events, self.working
+        #: the router over every memory type, attached by MemoryBuilder
+        self.manager: MemoryManager | None = None
+
+        self.inputs = Inputs(self.limits)
+        self.sessions = Sessions(hot, config)
+        self.enrichment = Enrichment(hot, embedder, entities)
+        self.spills = Spiller(hot, graph, self.sessions, self.enrichment, self.metrics, self.events)
+        self.ingest = Ingest(
+            self.inputs,
+            self.sessions,
+            hot,
+            graph,
+            tokens,
+            self.spills,
+            self.rules,
+            self.metrics,
+            self.events,
+        )
+        self.promotion = Promotion(
+            hot, graph, self.sessions, self.spills, self.rules, self.metrics, self.events
+        )
+        self.ranker = Ranker(self.inputs, graph, embedder, self.weights, entities)
+        self.recall = Recall(
+            self.ranker,
+            hot,
+            graph,
+            self.sessions,
+            self.enrichment,
+            self.promotion,
+            self.metrics,
+            self.events,
+        )
+        self.removal = Removal(hot, graph, self.sessions, self.events, entities)
+        self.reports = Reporting(self.inputs, hot, graph, self.sessions)
+        demotion = demotion or IdleWarmDemotion(timedelta(seconds=config.demote_after_idle_seconds))
+        self.maintenance = Maintenance(hot, graph, self.sessions, self.spills, demotion, config)
+
+    async def close(self) -> None:
+        await self.spills.close()
+        await self.hot_tier.close()
+        await self.graph.close()
+
+    async def migrate(self) -> list[str]:
+        applied = await self.graph.migrate(self.embedder.dimension)
+        await self.graph.backfill_scope_tokens(scope_tokens)
+        return applied
+
+    async def readiness(self) -> dict[str, str]:
+        """'ok' or the reason per dependency; never raises."""
+        report: dict[str, str] = {}
+        for name, probe in (("neo4j", self.graph.ping), ("redis", self.hot_tier.ping)):
+            try:
+                await asyncio.wait_for(probe(), timeout=3.0)
+                report[name] = "ok"
+            except (Unavailable, TimeoutError):
+                report[name] = "unreachable"
+            except Exception:  # readiness must answer, whatever the driver raised
+                log.exception("readiness probe %s failed", name)
+                report[name] = "error"
+        return report

@@ -1,0 +1,106 @@
+"""Ingest: new memories land in the session's hot tier after one Redis round trip; past
+the session's token budget an automatic spill moves the least relevant into the graph."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from ..enrich.tokens import TokenCounter
+from ..errors import BadInput
+from ..events import EventBus, EventKind, NullBus
+from ..metrics import Metrics
+from ..models import MemoryItem, Tier, content_hash, utcnow
+from ..policy import MemoryRules
+from ..tiers import GraphStore, HotTier
+from .inputs import AddMemory, Inputs
+from .sessions import Sessions
+from .spill import Spiller
+
+
+class Ingest:
+    def __init__(
+        self,
+        inputs: Inputs,
+        sessions: Sessions,
+        hot: HotTier,
+        graph: GraphStore,
+        tokens: TokenCounter,
+        spiller: Spiller,
+        rules: MemoryRules,
+        metrics: Metrics,
+        events: EventBus | NullBus,
+    ) -> None:
+        self.inputs = inputs
+        self.sessions = sessions
+        self.hot = hot
+        self.graph = graph
+        self.tokens = tokens
+        self.spiller = spiller
+        self.rules = rules
+        self.metrics = metrics
+        self.events = events
+
+    async def add(self, tenant: str, spec: AddMemory | dict[str, Any]) -> MemoryItem:
+        (item,) = await self.add_many(tenant, [spec])
+        return item
+
+    async def add_many(
+        self, tenant: str, specs: Sequence[AddMemory | dict[str, Any]]
+    ) -> list[MemoryItem]:
+        limits = self.inputs.limits
+        if not specs:
+            raise BadInput("inputs: at least one memory is required", field="inputs")
+        if len(specs) > limits.max_batch_items:
+            raise BadInput(
+                f"inputs: at most {limits.max_batch_items} memories per call", field="inputs"
+            )
+        valid = [self.inputs.add(s) for s in specs]
+        counts = self.tokens.count_many([s.content for s in valid])
+        now = utcnow()
+        clock = time.time_ns()
+        by_session: dict[str, list[MemoryItem]] = {}
+        items: list[MemoryItem] = []
+        for offset, (spec, n) in enumerate(zip(valid, counts, strict=True)):
+            item = MemoryItem(
+                id=f"mem_{uuid.uuid4().hex}",
+                tenant=tenant,
+                session_id=spec.session_id,
+                user_id=spec.user_id,
+                content=spec.content,
+                type=spec.type,
+                tier=Tier.HOT,
+                access_count=0,
+                last_accessed_at=now,
+                created_at=spec.occurred_at or now,
+                relevance_score=1.0,  # new items start fully relevant
+                token_count=n,
+                content_hash=content_hash(spec.content),
+                metadata=spec.metadata,
+                seq=clock + offset,
+            )
+            items.append(item)
+            by_session.setdefault(item.session_id, []).append(item)
+        for session_id, batch in by_session.items():
+            total, overrides = await self.hot.put(tenant, session_id, batch)
+            config = self.sessions.effective(overrides)
+            self.metrics.hot(tenant, total, config.hot_token_limit)
+            await self.events.publish(
+                tenant, EventKind.ADDED, sessionId=session_id, itemIds=[i.id for i in batch]
+            )
+            if self.rules.write_through:
+                await self._write_through(tenant, session_id, batch)
+            if config.auto_spill_enabled and total > config.hot_token_limit:
+                await self.hot.mark_over_budget(tenant, session_id)
+                await self.spiller.in_background(tenant, session_id, config)
+        return items
+
+    async def _write_through(
+        self, tenant: str, session_id: str, items: Sequence[MemoryItem]
+    ) -> None:
+        vectors, sentences = await self.spiller.enrichment.for_graph(tenant, session_id, items)
+        rows = [i.graph_row(vectors[i.id], sentences.get(i.id)) for i in items]  # stays 'hot'
+        await self.spiller.with_retry(partial(self.graph.upsert, tenant, rows))

@@ -1,0 +1,126 @@
+"""What a request may ask: the input models and the bounds checked before any work."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import BadInput
+from ..models import MemoryType
+from ..retrieval import Retriever
+from ..settings import ID_PATTERN
+
+
+class Limits(BaseModel):
+    """Input bounds; requests outside them get BAD_INPUT instead of doing the work."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_content_chars: int = 20_000
+    max_batch_items: int = 500
+    max_limit: int = 100
+    max_metadata_bytes: int = 16_384
+    max_query_chars: int = 2_000
+
+
+def check_id(value: str | None, field: str) -> str | None:
+    if value is not None and not ID_PATTERN.match(value):
+        raise ValueError(f"{field} must be 1-128 characters of A-Z a-z 0-9 _ . @ -")
+    return value
+
+
+class AddMemory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str
+    user_id: str | None = None
+    content: str
+    type: MemoryType = MemoryType.MESSAGE
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    occurred_at: Any = None  # a datetime; kept loose so pydantic parses ISO strings too
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, v: str) -> str:
+        check_id(v, "sessionId")
+        return v
+
+    @field_validator("user_id")
+    @classmethod
+    def _user(cls, v: str | None) -> str | None:
+        return check_id(v, "userId")
+
+
+class RecallQuery(BaseModel):
+    session_id: str | None = None
+    user_id: str | None = None
+    query: str
+    limit: int = 3
+    auto_promote: bool = True
+    types: list[MemoryType] | None = None
+    retriever: Retriever = Retriever.HYBRID
+
+
+def bad_input(exc: ValidationError) -> BadInput:
+    """The first pydantic error as a BAD_INPUT naming its field, without pydantic's URL."""
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first.get("loc", ()))
+    message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
+    return BadInput(f"{field}: {message}" if field else message, field=field)
+
+
+class Inputs:
+    """The checks every capability runs on what it is given, under one set of limits."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    def add(self, raw: AddMemory | dict[str, Any]) -> AddMemory:
+        try:
+            spec = raw if isinstance(raw, AddMemory) else AddMemory.model_validate(raw)
+        except ValidationError as exc:
+            raise bad_input(exc) from exc
+        if not spec.content.strip():
+            raise BadInput("content: must not be empty", field="content")
+        if len(spec.content) > self.limits.max_content_chars:
+            raise BadInput(
+                f"content: at most {self.limits.max_content_chars} characters "
+                f"(got {len(spec.content)})",
+                field="content",
+            )
+        size = len(json.dumps(spec.metadata, separators=(",", ":"), default=str))
+        if size > self.limits.max_metadata_bytes:
+            raise BadInput(
+                f"metadata: at most {self.limits.max_metadata_bytes} bytes of JSON",
+                field="metadata",
+            )
+        return spec
+
+    def limit(self, limit: int) -> int:
+        if not 1 <= limit <= self.limits.max_limit:
+            raise BadInput(f"limit: must be between 1 and {self.limits.max_limit}", field="limit")
+        return limit
+
+    def query(self, query: str) -> str:
+        if not query.strip():
+            raise BadInput("query: must not be empty", field="query")
+        if len(query) > self.limits.max_query_chars:
+            raise BadInput(
+                f"query: at most {self.limits.max_query_chars} characters", field="query"
+            )
+        return query
+
+    @staticmethod
+    def scope(session_id: str | None, user_id: str | None) -> None:
+        try:
+            check_id(session_id, "sessionId")
+            check_id(user_id, "userId")
+        except ValueError as exc:
+            raise BadInput(str(exc)) from exc
+
+    @staticmethod
+    def item_id(item_id: str) -> None:
+        if not ID_PATTERN.match(item_id):
+            raise BadInput("itemId: not a valid memory id", field="itemId")

@@ -1,0 +1,127 @@
+"""Maintenance: flush sessions whose hot tier is about to expire, catch up sessions left
+over budget (after a graph outage), and run the demotion policy.
+
+A failure is contained to its session (or tenant, for demotion) and reported: one bad
+session must not keep the pass from reaching every other session and tenant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from pydantic import BaseModel, Field
+
+from ..errors import GraphmemError
+from ..models import utcnow
+from ..policy import DemotionPolicy
+from ..settings import MemoryConfig
+from ..tiers import GraphStore, HotTier
+from .sessions import Sessions
+from .spill import Spiller
+
+log = logging.getLogger("graphmem.memory")
+
+
+class MaintenanceReport(BaseModel):
+    flushed: dict[str, list[str]] = Field(default_factory=dict)  # "tenant/session" → ids
+    caught_up: dict[str, list[str]] = Field(default_factory=dict)
+    demoted: dict[str, list[str]] = Field(default_factory=dict)  # tenant → ids
+    errors: list[str] = Field(default_factory=list)
+
+
+def _reason(exc: Exception) -> str:
+    return exc.message if isinstance(exc, GraphmemError) else type(exc).__name__
+
+
+class Maintenance:
+    def __init__(
+        self,
+        hot: HotTier,
+        graph: GraphStore,
+        sessions: Sessions,
+        spiller: Spiller,
+        demotion: DemotionPolicy,
+        config: MemoryConfig,
+    ) -> None:
+        self.hot = hot
+        self.graph = graph
+        self.sessions = sessions
+        self.spiller = spiller
+        self.demotion = demotion
+        self.config = config
+
+    async def run_once(self) -> MaintenanceReport:
+        report = MaintenanceReport()
+        idle_since = time.time() - (self.config.session_ttl_seconds - self.config.flush_margin)
+        # Only two kinds of session need work: idle ones (from the activity index) and
+        # ones an add saw over budget. Walking every live session each pass would cost
+        # O(sessions) round trips and delay the flushes that are due.
+        for tenant in await self.hot.tenants():
+            idle = await self.hot.idle_sessions(tenant, idle_since)
+            for session_id in idle:
+                try:
+                    await self._flush_idle(tenant, session_id, report)
+                except Exception as exc:
+                    self._failed(report, f"{tenant}/{session_id}", exc)
+            for session_id in await self.hot.over_budget(tenant):
+                if session_id in idle:
+                    continue
+                try:
+                    await self._catch_up(tenant, session_id, report)
+                except Exception as exc:
+                    self._failed(report, f"{tenant}/{session_id}", exc)
+        now = utcnow()
+        try:
+            tenants = await self.graph.tenants()
+        except Exception as exc:
+            self._failed(report, "demotion", exc)
+            tenants = []
+        for tenant in tenants:
+            try:
+                demoted = await self.demotion.demote(self.graph, tenant, now)
+                if demoted:
+                    report.demoted[tenant] = demoted
+            except Exception as exc:
+                self._failed(report, f"demotion of {tenant}", exc)
+        return report
+
+    async def _flush_idle(self, tenant: str, session_id: str, report: MaintenanceReport) -> None:
+        config = await self.sessions.config(tenant, session_id)
+        async with self.sessions.lock(tenant, session_id):
+            items = await self.hot.items(tenant, session_id)
+            result = await self.spiller.flush(tenant, session_id, items, config)
+        if result.spilled_ids:
+            report.flushed[f"{tenant}/{session_id}"] = result.spilled_ids
+        await self.hot.drop_if_gone(tenant, session_id)
+
+    async def _catch_up(self, tenant: str, session_id: str, report: MaintenanceReport) -> None:
+        config = await self.sessions.config(tenant, session_id)
+        if await self.hot.tokens(tenant, session_id) > config.hot_token_limit:
+            result = await self.spiller.to_budget(
+                tenant, session_id, config, retries=self.spiller.retries
+            )
+            if result.spilled_ids:
+                report.caught_up[f"{tenant}/{session_id}"] = result.spilled_ids
+        else:
+            await self.hot.clear_over_budget(tenant, session_id)
+
+    @staticmethod
+    def _failed(report: MaintenanceReport, where: str, exc: Exception) -> None:
+        if not isinstance(exc, GraphmemError):
+            log.error("maintenance of %s failed", where, exc_info=exc)
+        report.errors.append(f"{where}: {_reason(exc)}")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """The background loop the API runs: a pass every interval until ``stop``."""
+        while not stop.is_set():
+            try:
+                report = await self.run_once()
+                if report.flushed or report.caught_up or report.demoted:
+                    log.info("maintenance: %s", report.model_dump_json())
+            except Exception:  # the loop must outlive any one failed pass
+                log.exception("maintenance pass failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.maintenance_interval)

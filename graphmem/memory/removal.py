@@ -1,0 +1,111 @@
+"""Removal: forget one memory, forget everything a user owns, and retention (prune).
+Entities left without a mention are removed with the memories that mentioned them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..entities import EntityMemory
+from ..events import EventBus, EventKind, NullBus
+from ..models import utcnow
+from ..retention import PrunePolicy
+from ..retention import select as retention_select
+from ..tiers import GraphStore, HotTier
+from .inputs import Inputs, bad_input
+from .sessions import Sessions
+
+
+class Removal:
+    def __init__(
+        self,
+        hot: HotTier,
+        graph: GraphStore,
+        sessions: Sessions,
+        events: EventBus | NullBus,
+        entities: EntityMemory | None = None,
+    ) -> None:
+        self.hot = hot
+        self.graph = graph
+        self.sessions = sessions
+        self.events = events
+        self.entities = entities
+
+    async def forget(self, tenant: str, item_id: str) -> bool:
+        """Remove a memory from every tier; False when the tenant has no such memory."""
+        Inputs.item_id(item_id)
+        session_id = await self.hot.session_of(tenant, item_id)
+        removed_hot: list[str] = []
+        if session_id is None:
+            mentioned = await self.graph.delete(tenant, item_id)
+        else:
+            # Under the session lock, so a spill in flight cannot write the item back.
+            async with self.sessions.lock(tenant, session_id):
+                removed_hot = await self.hot.remove(tenant, session_id, [item_id])
+                mentioned = await self.graph.delete(tenant, item_id)
+        if mentioned and self.entities is not None:
+            await self.entities.store.refresh(tenant, mentioned)  # drops orphaned entities
+        forgotten = bool(removed_hot) or mentioned is not None
+        if forgotten:
+            await self.events.publish(
+                tenant, EventKind.FORGOTTEN, sessionId=session_id, itemIds=[item_id]
+            )
+        return forgotten
+
+    async def forget_user(self, tenant: str, user_id: str) -> dict[str, int]:
+        """Remove everything a user owns: memories in every tier, the entities only they
+        mentioned, their MENTIONED edges, sessions left empty and the user node."""
+        Inputs.scope(None, user_id)
+        hot_removed = 0
+        for session_id in await self.hot.sessions(tenant):
+            async with self.sessions.lock(tenant, session_id):
+                ids = [
+                    i.id for i in await self.hot.items(tenant, session_id) if i.user_id == user_id
+                ]
+                hot_removed += len(await self.hot.remove(tenant, session_id, ids))
+        result = await self.graph.forget_user(tenant, user_id)
+        entities = 0
+        if self.entities is not None and result["keys"]:
+            entities = await self.entities.store.refresh(tenant, result["keys"])
+        return {
+            "hotMemories": hot_removed,
+            "graphMemories": int(result["removed"]),
+            "sessions": int(result["sessions"]),
+            "entities": entities,
+        }
+
+    async def prune(
+        self, tenant: str, policy: PrunePolicy | dict[str, Any], dry_run: bool = True
+    ) -> dict[str, Any]:
+        """Apply a retention policy to warm and cold memories; a dry run reports exactly
+        the ids an apply of the same policy removes (given no writes in between)."""
+        try:
+            policy = policy if isinstance(policy, PrunePolicy) else PrunePolicy(**policy)
+        except ValidationError as exc:
+            raise bad_input(exc) from exc
+        Inputs.scope(policy.session_id, policy.user_id)
+        candidates = await self.graph.prune_candidates(
+            tenant,
+            [t.value for t in policy.tiers],
+            [t.value for t in policy.types] if policy.types else None,
+            policy.session_id,
+            policy.user_id,
+        )
+        ids = retention_select(candidates, policy, utcnow())
+        by_id = {c["id"]: c for c in candidates}
+        report: dict[str, Any] = {
+            "dryRun": dry_run,
+            "ids": ids,
+            "count": len(ids),
+            "bytes": sum(int(by_id[i]["bytes"] or 0) for i in ids),
+            "removed": 0,
+        }
+        if dry_run or not ids:
+            return report
+        for start in range(0, len(ids), 500):
+            done = await self.graph.delete_many(tenant, ids[start : start + 500])
+            report["removed"] += int(done["removed"])
+            if self.entities is not None and done["keys"]:
+                await self.entities.store.refresh(tenant, done["keys"])
+        return report

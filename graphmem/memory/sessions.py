@@ -1,0 +1,64 @@
+"""Per-session settings (defaults with stored overrides) and the per-session lock that
+keeps a spill, a flush and a forget of one session from interleaving."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import BadInput
+from ..settings import SESSION_OVERRIDABLE, MemoryConfig
+from ..tiers import HotTier
+from .inputs import Inputs, bad_input
+
+log = logging.getLogger("graphmem.memory")
+
+
+class Sessions:
+    def __init__(self, hot: HotTier, config: MemoryConfig) -> None:
+        self.hot = hot
+        self.defaults = config
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    def effective(self, overrides: dict[str, Any]) -> MemoryConfig:
+        if not overrides:
+            return self.defaults
+        try:
+            return self.defaults.merged(**overrides)
+        except ValueError:  # stored overrides that no longer validate fall back to defaults
+            log.warning("ignoring invalid session overrides %s", overrides)
+            return self.defaults
+
+    async def config(self, tenant: str, session_id: str) -> MemoryConfig:
+        Inputs.scope(session_id, None)
+        return self.effective(await self.hot.session_config(tenant, session_id))
+
+    async def configure(
+        self, tenant: str, session_id: str, overrides: dict[str, Any]
+    ) -> MemoryConfig:
+        """Override the tier settings for one session; ``None`` values reset a setting."""
+        Inputs.scope(session_id, None)
+        current = await self.hot.session_config(tenant, session_id)
+        names = {f.alias: n for n, f in MemoryConfig.model_fields.items() if f.alias}
+        for key, value in overrides.items():
+            name = names.get(key, key)
+            if name not in SESSION_OVERRIDABLE:
+                raise BadInput(f"{key}: cannot be set per session", field=key)
+            if value is None:
+                current.pop(name, None)
+            else:
+                current[name] = value
+        try:
+            effective = self.defaults.merged(**current)
+        except ValidationError as exc:
+            raise bad_input(exc) from exc
+        except ValueError as exc:
+            raise BadInput(f"invalid session settings: {exc}") from exc
+        await self.hot.set_session_config(tenant, session_id, current)
+        return effective
+
+    def lock(self, tenant: str, session_id: str) -> asyncio.Lock:
+        return self._locks.setdefault((tenant, session_id), asyncio.Lock())

@@ -1,0 +1,248 @@
+"""Spill: hot items into the graph, lowest relevance and oldest first.
+
+The durability rule: an item leaves Redis only after Neo4j acknowledged it, batch by
+batch, so a crash part-way leaves every item in at least one tier. Writes are retried
+with backoff; after the graph fails, automatic spills pause for a moment (the breaker)
+while adds stay fast and their items wait in Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+from ..errors import BadInput, NotFound, Unavailable
+from ..events import EventBus, EventKind, NullBus
+from ..metrics import Metrics
+from ..models import MemoryItem, SpillResult, Tier
+from ..settings import MemoryConfig
+from ..tiers import GraphStore, HotTier
+from .enrichment import Enrichment, discard
+from .inputs import Inputs
+from .sessions import Sessions
+
+log = logging.getLogger("graphmem.memory")
+T = TypeVar("T")
+
+
+class GraphBreaker:
+    """Open for a cooldown after the graph store failed."""
+
+    def __init__(self, cooldown_seconds: float = 5.0) -> None:
+        self.cooldown = cooldown_seconds
+        self._open_until = 0.0
+
+    @property
+    def open(self) -> bool:
+        return time.monotonic() < self._open_until
+
+    def trip(self) -> None:
+        self._open_until = time.monotonic() + self.cooldown
+
+    def reset(self) -> None:
+        self._open_until = 0.0
+
+
+def spill_order(items: list[MemoryItem]) -> list[MemoryItem]:
+    """Lowest relevance first, then oldest."""
+    return sorted(items, key=lambda i: (i.relevance_score, i.created_at, i.id))
+
+
+class Spiller:
+    retries = 4
+    backoff_seconds = 0.25
+
+    def __init__(
+        self,
+        hot: HotTier,
+        graph: GraphStore,
+        sessions: Sessions,
+        enrichment: Enrichment,
+        metrics: Metrics,
+        events: EventBus | NullBus,
+    ) -> None:
+        self.hot = hot
+        self.graph = graph
+        self.sessions = sessions
+        self.enrichment = enrichment
+        self.metrics = metrics
+        self.events = events
+        self.breaker = GraphBreaker()
+        self._running: dict[tuple[str, str], asyncio.Task[SpillResult]] = {}
+
+    async def spill(
+        self,
+        tenant: str,
+        session_id: str,
+        count: int | None = None,
+        item_ids: Sequence[str] | None = None,
+    ) -> SpillResult:
+        Inputs.scope(session_id, None)
+        if count is not None and item_ids:
+            raise BadInput("give either count or itemIds, not both")
+        if count is not None and not 1 <= count <= 100_000:
+            raise BadInput("count: must be between 1 and 100000", field="count")
+        config = await self.sessions.config(tenant, session_id)
+        async with self.sessions.lock(tenant, session_id):
+            if item_ids:
+                chosen = await self.hot.get(tenant, session_id, list(dict.fromkeys(item_ids)))
+                missing = set(item_ids) - {i.id for i in chosen}
+                if missing:
+                    raise NotFound(
+                        f"not in the hot tier of session {session_id}: "
+                        + ", ".join(sorted(missing)),
+                        itemIds=sorted(missing),
+                    )
+            else:
+                ordered = spill_order(await self.hot.items(tenant, session_id))
+                chosen = ordered[: count or config.spill_count]
+            return await self.flush(tenant, session_id, chosen, config)
+
+    async def in_background(self, tenant: str, session_id: str, config: MemoryConfig) -> None:
+        """Spill back to budget off the add's critical path, but wait a little for it so
+        that a healthy graph keeps the hot tier within budget when the add returns."""
+        if self.breaker.open:
+            return  # the graph failed moments ago; the items wait in Redis
+        key = (tenant, session_id)
+        task = self._running.get(key)
+        if task is None or task.done():
+            task = asyncio.create_task(self.to_budget(tenant, session_id, config))
+            self._running[key] = task
+            task.add_done_callback(lambda t: self._done(key, t))
+        with contextlib.suppress(TimeoutError, Unavailable):
+            await asyncio.wait_for(asyncio.shield(task), config.spill_wait_seconds)
+
+    def _done(self, key: tuple[str, str], task: asyncio.Task[SpillResult]) -> None:
+        if self._running.get(key) is task:
+            del self._running[key]
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if isinstance(exc, Unavailable):
+            self.breaker.trip()
+            log.warning("auto-spill of %s/%s postponed: %s", *key, exc.message)
+        elif exc is not None:
+            log.error("auto-spill of %s/%s failed", *key, exc_info=exc)
+
+    async def to_budget(
+        self,
+        tenant: str,
+        session_id: str,
+        config: MemoryConfig,
+        keep: Sequence[str] = (),
+        retries: int = 1,
+    ) -> SpillResult:
+        """Spill down to the low-water mark, so that one spill serves many adds."""
+        async with self.sessions.lock(tenant, session_id):
+            items = await self.hot.items(tenant, session_id)
+            total = sum(i.token_count for i in items)
+            chosen: list[MemoryItem] = []
+            if total <= config.hot_token_limit:
+                return await self.flush(tenant, session_id, chosen, config, retries=retries)
+            target = config.hot_token_limit * config.spill_low_water
+            # Items just promoted are spilled last: spilling them would undo the promotion.
+            for item in sorted(spill_order(items), key=lambda i: i.id in keep):
+                if total <= target:
+                    break
+                chosen.append(item)
+                total -= item.token_count
+            return await self.flush(tenant, session_id, chosen, config, retries=retries)
+
+    async def flush(
+        self,
+        tenant: str,
+        session_id: str,
+        items: Sequence[MemoryItem],
+        config: MemoryConfig,
+        retries: int | None = None,
+    ) -> SpillResult:
+        """Embed, write to Neo4j (retrying), and only then remove from Redis. Call it
+        under the session's lock."""
+        warm: list[str] = []
+        cold: list[str] = []
+        size = config.spill_batch_size
+        batches = [items[start : start + size] for start in range(0, len(items), size)]
+        # A two-stage pipeline: while one batch is written to Neo4j, the next is already
+        # being embedded and run through NER, so the CPU work overlaps the graph writes.
+        start = self.enrichment.start
+        ahead = start(tenant, session_id, batches[0]) if batches else None
+        try:
+            for n, batch in enumerate(batches):
+                assert ahead is not None
+                embedding, extracting = ahead
+                ahead = start(tenant, session_id, batches[n + 1]) if n + 1 < len(batches) else None
+                try:
+                    vectors, sentences = await embedding
+                    rows: list[dict[str, Any]] = []
+                    for item in batch:
+                        warm_item = item.access_count > config.warm_access_threshold
+                        tier = Tier.WARM if warm_item else Tier.COLD
+                        row = item.model_copy(update={"tier": tier}).graph_row(
+                            vectors[item.id], sentences.get(item.id)
+                        )
+                        rows.append(row)
+                        (warm if warm_item else cold).append(item.id)
+                    try:
+                        await self.with_retry(partial(self.graph.upsert, tenant, rows), retries)
+                        entities = self.enrichment.entities
+                        if entities is not None and extracting is not None:
+                            found = await extracting
+                            await self.with_retry(
+                                partial(entities.write, tenant, batch, found), retries
+                            )
+                    except Unavailable:
+                        # Keep the work: the retry (next add, maintenance) need not embed
+                        # again.
+                        await self.hot.cache_embeddings(tenant, session_id, vectors)
+                        raise
+                finally:
+                    discard(extracting)
+                self.breaker.reset()
+                await self.hot.remove(tenant, session_id, [i.id for i in batch])
+        finally:
+            if ahead is not None:
+                discard(ahead[0])
+                discard(ahead[1])
+        self.metrics.spilled(tenant, len(warm), len(cold))
+        if items:
+            await self.events.publish(
+                tenant,
+                EventKind.SPILLED,
+                sessionId=session_id,
+                itemIds=[i.id for i in items],
+                warm=warm,
+                cold=cold,
+            )
+        remaining = await self.hot.tokens(tenant, session_id)
+        self.metrics.hot(tenant, remaining, config.hot_token_limit)
+        return SpillResult(
+            spilled_count=len(warm) + len(cold),
+            spilled_ids=[i.id for i in items],
+            target_tier=Tier.WARM if len(warm) > len(cold) else Tier.COLD,
+            warm_ids=warm,
+            cold_ids=cold,
+        )
+
+    async def with_retry(self, op: Callable[[], Awaitable[T]], retries: int | None = None) -> T:
+        attempts = retries or self.retries
+        delay = self.backoff_seconds
+        for attempt in range(attempts):
+            try:
+                return await op()
+            except Unavailable:
+                if attempt == attempts - 1:
+                    raise
+                log.warning("graph unavailable; retrying in %.2fs", delay)
+                await asyncio.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        for task in list(self._running.values()):
+            task.cancel()
+        await asyncio.gather(*self._running.values(), return_exceptions=True)

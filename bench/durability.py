@@ -24,9 +24,9 @@ from typing import Any
 
 from bench.report import run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
+from graphmem.devstack.process import port_open
+from graphmem.devstack.redis import RedisLauncher
 from graphmem.errors import GraphmemError
-from graphmem.services.process import port_open
-from graphmem.services.redis import RedisLauncher
 from graphmem.settings import Settings
 
 

@@ -23,7 +23,7 @@ from .settings import Settings, load_settings
 
 def _services(settings: Settings, action: str, as_json: bool) -> int:
     from .api.auth import api_keys
-    from .services import LocalStack
+    from .devstack import LocalStack
 
     stack = LocalStack(settings)
     if action == "up":

@@ -82,7 +82,7 @@ def stack() -> Iterator[Stack]:
                 )
                 yield Stack(neo4j.get_connection_url(), redis_url, user, password, "docker")
             return
-    from graphmem.services import LocalStack
+    from graphmem.devstack import LocalStack
 
     settings = Settings(
         home=ROOT / ".graphmem" / "pytest",

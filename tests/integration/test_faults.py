@@ -19,7 +19,7 @@ import pytest
 from neo4j import GraphDatabase
 
 from graphmem.builder import MemoryBuilder
-from graphmem.services import LocalStack
+from graphmem.devstack import LocalStack
 from graphmem.settings import Settings
 from tests.conftest import ROOT, Stack, free_port, new_tenant, stack_env, start_server
 

@@ -11,9 +11,9 @@ import redis
 from neo4j import GraphDatabase
 
 from graphmem.cli import main
-from graphmem.services import LocalStack
-from graphmem.services.neo4j import JVM_FLAGS, Neo4jLauncher
-from graphmem.services.process import port_open
+from graphmem.devstack import LocalStack
+from graphmem.devstack.neo4j import JVM_FLAGS, Neo4jLauncher
+from graphmem.devstack.process import port_open
 from graphmem.settings import Settings
 from tests.conftest import ROOT
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from graphmem.services.neo4j import Neo4jLauncher
-from graphmem.services.redis import RedisLauncher
+from graphmem.devstack.neo4j import Neo4jLauncher
+from graphmem.devstack.redis import RedisLauncher
 from graphmem.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -51,7 +51,7 @@ from .retention import PrunePolicy
 from .retention import select as retention_select
 from .retrieval import Retriever, Weights, add_context, fuse, lucene_query
 from .settings import ID_PATTERN, SESSION_OVERRIDABLE, MemoryConfig
-from .tiers import GraphStore, HotTier
+from .stores import GraphStore, HotTier
 from .working import WorkingMemory
 
 if TYPE_CHECKING:

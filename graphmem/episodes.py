@@ -51,7 +51,7 @@ __all__ = [
     "find_patterns",
 ]
 
-#: seed 002: "Exact structure matches get 0.6 similarity boost"
+#: added to the similarity of an episode whose structure signature matches exactly
 SIGNATURE_BOOST = 0.6
 
 
@@ -92,7 +92,7 @@ class EpisodicMemory:
         generation: int | None = None,
     ) -> Step:
         """Append a step. A task with an owner only takes steps from the handle
-        (owner, generation) that is current: seed 001's transfer state."""
+        (owner, generation) that is current, so a handed-over task ignores its old owner."""
         if not action.strip():
             raise BadInput("action: must not be empty", field="action")
         now = utcnow()

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import BadInput
 
-#: (key, value) → keep? Seed 002's stale-mapping filter ("columns that no longer exist").
+#: (key, value) → keep? Drops stale mappings, such as columns that no longer exist.
 StaleFilter = Callable[[str, str], bool]
 
 
@@ -26,8 +26,8 @@ class StepStatus(StrEnum):
 
 
 def compute_signature(structure: Iterable[str] | dict[str, Any]) -> str:
-    """A structure signature in the spirit of seed 002's file signature: a short hash of
-    the sorted, lower-cased names (columns, keys, fields) that describe the input."""
+    """A structure signature, like a file signature: a short hash of the sorted,
+    lower-cased names (columns, keys, fields) that describe the input."""
     names = structure.keys() if isinstance(structure, dict) else structure
     parts = sorted({str(n).strip().lower() for n in names if str(n).strip()})
     if not parts:
@@ -47,9 +47,9 @@ class Vote:
 def aggregate_votes(
     episodes: Sequence[tuple[dict[str, str], float]], keep: StaleFilter | None = None
 ) -> list[Vote]:
-    """Seed 002's ``_aggregate_mappings``: for every key, each episode votes for its value
-    with its similarity; the winner is the value with the highest total, and its
-    confidence is its share of all the votes cast for that key."""
+    """For every key, each episode votes for its value with its similarity; the winner
+    is the value with the highest total, and its confidence is its share of all the votes
+    cast for that key."""
     tally: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for mappings, similarity in episodes:
         if similarity <= 0:

@@ -246,7 +246,7 @@ class Neo4jGraphStore(Neo4jSession):
 
     @staticmethod
     def _scored(tenant: str, record: neo4j.Record) -> tuple[MemoryItem, float]:
-        # Neo4j reports cosine as (1 + cos) / 2; seed 004's relevance is the cosine itself.
+        # Neo4j reports cosine as (1 + cos) / 2; relevance is the cosine itself.
         cosine = 2.0 * float(record["score"]) - 1.0
         return memory_item(tenant, record["memory"]), max(0.0, min(1.0, cosine))
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .episodes import EpisodicMemory
 from .errors import BadInput, NotFound, Unavailable
 from .models import MemoryType, ScoredMemory, utcnow
 from .service import MemoryService, RecallQuery
@@ -308,7 +309,7 @@ class MemoryManager:
             out["structured"] = await self.records(tenant, f["schema"], f.get("where"), limit)
         return out
 
-    def _episodes(self) -> Any:
+    def _episodes(self) -> EpisodicMemory:
         if self.service.episodes is None:
             raise Unavailable("episodic memory is not configured")
         return self.service.episodes

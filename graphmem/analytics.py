@@ -20,12 +20,8 @@ from .errors import Unauthenticated
 from .memory import Memory
 from .models import utcnow
 from .settings import Settings, load_settings
-from .tiers.graph import Neo4jGraphStore
-
-
-def _native(value: Any) -> Any:
-    to_native = getattr(value, "to_native", None)
-    return to_native() if to_native else value
+from .stores.neo4j.graph import Neo4jGraphStore
+from .stores.neo4j.records import native_row
 
 
 class Analytics:
@@ -51,7 +47,7 @@ class Analytics:
 
     async def _frame(self, name: str, **params: Any) -> pd.DataFrame:
         records = await self._graph.run(name, {"tenant": self.tenant, **params})
-        return pd.DataFrame([{k: _native(v) for k, v in dict(r).items()} for r in records])
+        return pd.DataFrame([native_row(r) for r in records])
 
     async def tier_utilisation(self, session_ids: list[str] | None = None) -> pd.DataFrame:
         """Per session: hot items, tokens, budget and utilisation; warm and cold counts."""

@@ -33,13 +33,13 @@ from .memory import Limits, Memory
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
 from .settings import MemoryConfig, PersonaConfig, Settings
-from .tiers import GraphStore, HotTier
-from .tiers.conversation import ConversationStore
-from .tiers.entities import EntityStore
-from .tiers.episodes import EpisodeStore
-from .tiers.graph import Neo4jGraphStore
-from .tiers.hot import RedisHotTier
-from .tiers.profiles import ProfileStore
+from .stores import ConversationStore, GraphStore, HotTier, ProfileStore
+from .stores.neo4j.entities import Neo4jEntityStore
+from .stores.neo4j.episodes import Neo4jEpisodeStore
+from .stores.neo4j.graph import Neo4jGraphStore
+from .stores.neo4j.profiles import Neo4jProfileStore
+from .stores.redis.conversation import RedisConversationStore
+from .stores.redis.hot import RedisHotTier
 
 
 class MemoryBuilder:
@@ -200,21 +200,23 @@ class MemoryBuilder:
             settings.neo4j_database,
         )
         entities = (
-            EntityMemory(EntityStore(graph), EntityExtractor(), aliases=settings.entity_aliases)
+            EntityMemory(
+                Neo4jEntityStore(graph), EntityExtractor(), aliases=settings.entity_aliases
+            )
             if settings.entities_enabled
             else None
         )
         embedder = make_embedder(settings.embedder, settings.embed_threads)
         hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
-        conversation = ConversationStore(hot.client, settings.memory.short_term_max_messages)
+        conversation = RedisConversationStore(hot.client, settings.memory.short_term_max_messages)
         return (
             cls()
             .with_hot(hot)
             .with_graph(graph)
             .with_entities(entities)
             .with_embedder(embedder)
-            .with_episodes(EpisodicMemory(EpisodeStore(graph), embedder))
-            .with_types(ProfileStore(graph), conversation, settings.personas)
+            .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
+            .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))
             .with_config(settings.memory)
             .with_limits(

@@ -1,4 +1,4 @@
-"""Entity memory (seed 003): NER during enrichment, resolution with provenance, relations
+"""Entity memory: NER during enrichment, resolution with provenance, relations
 with validity in time, and the queries over them.
 
 Resolution keys an entity by tenant + ``TYPE|normalised name``. Variants ("the Eiffel
@@ -23,7 +23,8 @@ from .enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_nam
 from .errors import BadInput, NotFound
 from .events import EventBus, EventKind, NullBus
 from .models import MemoryItem, utcnow
-from .tiers.entities import EntityStore
+from .stores import EntityStore
+from .stores.models import AliasRule, EntityDetail, UserEntity
 
 
 class EntityType(StrEnum):
@@ -53,11 +54,11 @@ class Resolver:
     """Maps a mention to an entity key using the tenant's aliases and splits."""
 
     def __init__(
-        self, table: Sequence[dict[str, Any]], configured: dict[str, str] | None = None
+        self, table: Sequence[AliasRule], configured: dict[str, str] | None = None
     ) -> None:
         self.aliases = {normalise(a): normalise(c) for a, c in (configured or {}).items()}
-        self.aliases.update({r["alias"]: r["canonical"] for r in table if r["kind"] == "alias"})
-        self.splits = {r["alias"]: r["canonical"] for r in table if r["kind"] == "split"}
+        self.aliases.update({r.alias: r.canonical for r in table if r.kind == "alias"})
+        self.splits = {r.alias: r.canonical for r in table if r.kind == "split"}
 
     def resolve(self, surface: str, entity_type: str) -> tuple[str, str]:
         """(key, via)"""
@@ -160,19 +161,17 @@ class EntityMemory:
     # --- queries -------------------------------------------------------------------------
     async def user_entities(
         self, tenant: str, user_id: str, entity_type: str | None = None, limit: int = 50
-    ) -> list[dict[str, Any]]:
+    ) -> list[UserEntity]:
         if entity_type is not None and entity_type not in ENTITY_TYPES:
             raise BadInput(f"type: one of {', '.join(ENTITY_TYPES)}", field="type")
         if not 1 <= limit <= 1000:
             raise BadInput("limit: must be between 1 and 1000", field="limit")
         return await self.store.user_entities(tenant, user_id, entity_type, limit)
 
-    async def get(self, tenant: str, key: str) -> dict[str, Any]:
+    async def get(self, tenant: str, key: str) -> EntityDetail:
         found = await self.store.get(tenant, key)
         if found is None:
             raise NotFound(f"no entity {key}", entityId=key)
-        for part in ("mentions", "outgoing", "incoming", "cooccurring"):
-            found[part] = [x for group in found[part] for x in group]
         return found
 
     # --- resolution management --------------------------------------------------------------
@@ -207,27 +206,27 @@ class EntityMemory:
                 await self.get(tenant, key)  # NOT_FOUND names the missing one
             raise BadInput("one of the two entities is already merged into another")
         await self.events.publish(
-            tenant, EventKind.ENTITY_MERGED, mergeId=done["mergeId"], entityIds=[source, target]
+            tenant, EventKind.ENTITY_MERGED, mergeId=done.merge_id, entityIds=[source, target]
         )
-        return str(done["mergeId"])
+        return done.merge_id
 
     async def undo_merge(self, tenant: str, merge_id: str) -> tuple[str, str]:
         done = await self.store.undo_merge(tenant, merge_id)
         if done is None:
             raise NotFound(f"no merge {merge_id}", mergeId=merge_id)
-        return str(done["source"]), str(done["target"])
+        return done.source, done.target
 
     async def split_surface(self, tenant: str, key: str, surface: str) -> str:
         """Undo a variant merge: mentions written as ``surface`` become their own entity,
         and later mentions written that way resolve to it."""
         entity = await self.get(tenant, key)
         lowered = surface.strip().lower()
-        if not any(m["surface"].strip().lower() == lowered for m in entity["mentions"]):
+        if not any(m.surface.strip().lower() == lowered for m in entity.mentions):
             raise BadInput(f"no mention of {key} is written {surface!r}", field="surface")
         suffix = hashlib.sha1(lowered.encode()).hexdigest()[:8]
         new_key = f"{key}#{suffix}"
         await self.store.set_alias(
-            tenant, f"{entity['entity']['type']}|{lowered}", new_key, "split", utcnow()
+            tenant, f"{entity.entity.type}|{lowered}", new_key, "split", utcnow()
         )
         await self.store.split(tenant, key, lowered, new_key, display_name(surface), utcnow())
         await self.store.refresh(tenant, [key, new_key])

@@ -1,221 +1,60 @@
-"""Episodic memory (seeds 002 and 003): tasks with ordered steps, episodes with outcome,
+"""Episodic memory: tasks with ordered steps, episodes with outcome,
 structure signature, lessons and metrics; similar episodes; prior knowledge by
 similarity-weighted voting; reflections across episodes.
 
-The voting and pattern finding are pure functions over plain data, so their results
-can be checked by hand; ``EpisodicMemory`` wires them to the graph and the embedder.
+The voting and pattern finding are pure functions over plain data (``patterns.py``), so
+their results can be checked by hand; ``EpisodicMemory`` wires them to the graph and the
+embedder.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import re
 import uuid
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .enrich.embed import Embedder
 from .errors import BadInput, Forbidden, NotFound
 from .events import EventBus, EventKind, NullBus
 from .models import utcnow
-from .tiers.episodes import EpisodeStore
+from .patterns import (
+    Pattern,
+    StaleFilter,
+    StepStatus,
+    Vote,
+    aggregate_votes,
+    compute_signature,
+    find_patterns,
+)
+from .stores import EpisodeStore
+from .stores.models import (
+    Episode,
+    EpisodeSteps,
+    Reflection,
+    ScoredEpisode,
+    Step,
+    Task,
+    TaskDetail,
+    Transfer,
+)
 from .working import WorkingMemory
 
-#: seed 002: "Exact structure matches get 0.6 similarity boost"
+__all__ = [
+    "SIGNATURE_BOOST",
+    "EpisodicMemory",
+    "Pattern",
+    "StaleFilter",
+    "StepStatus",
+    "Vote",
+    "aggregate_votes",
+    "compute_signature",
+    "find_patterns",
+]
+
+#: added to the similarity of an episode whose structure signature matches exactly
 SIGNATURE_BOOST = 0.6
-
-#: (key, value) → keep? Seed 002's stale-mapping filter ("columns that no longer exist").
-StaleFilter = Callable[[str, str], bool]
-
-
-class StepStatus(StrEnum):
-    PENDING = "pending"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-
-
-def compute_signature(structure: Iterable[str] | dict[str, Any]) -> str:
-    """A structure signature in the spirit of seed 002's file signature: a short hash of
-    the sorted, lower-cased names (columns, keys, fields) that describe the input."""
-    names = structure.keys() if isinstance(structure, dict) else structure
-    parts = sorted({str(n).strip().lower() for n in names if str(n).strip()})
-    if not parts:
-        raise BadInput("structure: at least one name is required", field="structure")
-    return hashlib.md5(":".join(parts).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Vote:
-    key: str
-    value: str
-    confidence: float
-    votes: float
-    alternatives: dict[str, float]
-
-
-def aggregate_votes(
-    episodes: Sequence[tuple[dict[str, str], float]], keep: StaleFilter | None = None
-) -> list[Vote]:
-    """Seed 002's ``_aggregate_mappings``: for every key, each episode votes for its value
-    with its similarity; the winner is the value with the highest total, and its
-    confidence is its share of all the votes cast for that key."""
-    tally: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for mappings, similarity in episodes:
-        if similarity <= 0:
-            continue  # an unrelated episode has no say
-        for key, value in mappings.items():
-            if keep is not None and not keep(key, value):
-                continue
-            tally[key][value] += similarity
-    result = []
-    for key in sorted(tally):
-        options = tally[key]
-        winner = max(sorted(options), key=lambda v: options[v])
-        total = sum(options.values())
-        result.append(Vote(key, winner, options[winner] / total, options[winner], dict(options)))
-    return result
-
-
-def _norm_action(action: str) -> str:
-    return re.sub(r"\s+", " ", action.strip().lower())
-
-
-@dataclass
-class Pattern:
-    kind: str
-    pattern: str
-    support: int
-    confidence: float
-    evidence: list[str]
-    signature: str | None
-    details: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> str:
-        raw = f"{self.kind}|{self.signature or '*'}|{self.pattern}"
-        return hashlib.sha1(raw.encode()).hexdigest()
-
-
-def find_patterns(episodes: Sequence[dict[str, Any]]) -> list[Pattern]:
-    """Cross-episode patterns. Each item: ``{"episode": {...}, "steps": [{...}]}``.
-
-    - ``recovery``: a step that failed, followed in the same task by a step that
-      succeeded — the alternative that worked;
-    - ``repeated_failure``: an action that failed in two or more episodes;
-    - ``success_rate``: per structure signature, with two or more episodes;
-    - ``summary``: per signature (or all unsigned episodes), one consolidated lesson
-      naming what failed, what worked instead and what went well, derived from every
-      episode of the group.
-    """
-    patterns: list[Pattern] = []
-    groups: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
-    recoveries: dict[tuple[str | None, str, str], list[str]] = defaultdict(list)
-    failures: dict[tuple[str | None, str], set[str]] = defaultdict(set)
-    labels: dict[str, str] = {}
-    for item in episodes:
-        episode, steps = item["episode"], sorted(item["steps"], key=lambda s: s["order"])
-        signature = episode.get("signature")
-        groups[signature].append(item)
-        failed_open: list[dict[str, Any]] = []
-        for step in steps:
-            action = _norm_action(step["action"])
-            labels.setdefault(action, step["action"].strip())
-            if step["status"] == StepStatus.FAILED:
-                failed_open.append(step)
-                failures[(signature, action)].add(episode["id"])
-            elif step["status"] == StepStatus.SUCCEEDED and failed_open:
-                for failed_step in failed_open:
-                    key = (signature, _norm_action(failed_step["action"]), action)
-                    if episode["id"] not in recoveries[key]:
-                        recoveries[key].append(episode["id"])
-                failed_open = []
-    for (signature, failed, alternative), proof in recoveries.items():
-        total = len(groups[signature])
-        patterns.append(
-            Pattern(
-                "recovery",
-                f"after '{labels[failed]}' failed, '{labels[alternative]}' succeeded",
-                len(proof),
-                len(proof) / total,
-                proof,
-                signature,
-                {"failedAction": labels[failed], "alternative": labels[alternative]},
-            )
-        )
-    for (signature, action), failed_in in failures.items():
-        if len(failed_in) >= 2:
-            total = len(groups[signature])
-            patterns.append(
-                Pattern(
-                    "repeated_failure",
-                    f"'{labels[action]}' keeps failing",
-                    len(failed_in),
-                    len(failed_in) / total,
-                    sorted(failed_in),
-                    signature,
-                    {"action": labels[action]},
-                )
-            )
-    for signature, items in groups.items():
-        ids = [i["episode"]["id"] for i in items]
-        succeeded = sum(1 for i in items if i["episode"].get("success"))
-        if signature is not None and len(items) >= 2:
-            patterns.append(
-                Pattern(
-                    "success_rate",
-                    f"{succeeded} of {len(items)} episodes with signature {signature} succeeded",
-                    len(items),
-                    succeeded / len(items),
-                    ids,
-                    signature,
-                    {"succeeded": succeeded, "episodes": len(items)},
-                )
-            )
-        patterns.append(_summary(signature, items, recoveries, labels))
-    return patterns
-
-
-def _summary(
-    signature: str | None,
-    items: Sequence[dict[str, Any]],
-    recoveries: dict[tuple[str | None, str, str], list[str]],
-    labels: dict[str, str],
-) -> Pattern:
-    ids = [i["episode"]["id"] for i in items]
-    succeeded = sum(1 for i in items if i["episode"].get("success"))
-    parts = [f"across {len(items)} episodes, {succeeded} succeeded"]
-    recovered = [(f, a) for (s, f, a) in recoveries if s == signature]
-    for failed, alternative in recovered:
-        parts.append(f"'{labels[failed]}' failed and '{labels[alternative]}' worked instead")
-    went_well = [
-        f"{i['episode'].get('outcome')}"
-        for i in items
-        if i["episode"].get("success") and i["episode"].get("outcome")
-    ]
-    if went_well:
-        parts.append("went well: " + "; ".join(sorted(set(went_well))))
-    lessons = sorted({lesson for i in items for lesson in i["episode"].get("lessons") or []})
-    return Pattern(
-        "summary",
-        "; ".join(parts),
-        len(items),
-        succeeded / len(items),
-        ids,
-        signature,
-        {
-            "lessons": lessons,
-            "recoveries": [
-                {"failedAction": labels[f], "alternative": labels[a]} for f, a in recovered
-            ],
-        },
-    )
 
 
 class EpisodicMemory:
@@ -237,7 +76,7 @@ class EpisodicMemory:
     # --- tasks and steps -----------------------------------------------------------------
     async def create_task(
         self, tenant: str, description: str, owner: str | None = None, task_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Task:
         if not description.strip():
             raise BadInput("description: must not be empty", field="description")
         task_id = task_id or f"task_{uuid.uuid4().hex}"
@@ -256,9 +95,9 @@ class EpisodicMemory:
         ended_at: Any = None,
         owner: str | None = None,
         generation: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Step:
         """Append a step. A task with an owner only takes steps from the handle
-        (owner, generation) that is current: seed 001's transfer state."""
+        (owner, generation) that is current, so a handed-over task ignores its old owner."""
         if not action.strip():
             raise BadInput("action: must not be empty", field="action")
         now = utcnow()
@@ -277,8 +116,8 @@ class EpisodicMemory:
             },
         )
         if step is None:
-            task = (await self.task(tenant, task_id))["task"]  # NOT_FOUND when missing
-            raise _stale(task_id, task["owner"], task["generation"], owner, generation)
+            task = (await self.task(tenant, task_id)).task  # NOT_FOUND when missing
+            raise _stale(task_id, task.owner, task.generation, owner, generation)
         return step
 
     async def transfer(
@@ -308,23 +147,23 @@ class EpisodicMemory:
         )
         if done is None:
             raise NotFound(f"no task {task_id}", taskId=task_id)
-        if not done["moved"]:
-            raise _stale(task_id, done["owner"], done["generation"], from_owner, generation)
+        if not done.moved:
+            raise _stale(task_id, done.owner, done.generation, from_owner, generation)
         await self.events.publish(
             tenant,
             EventKind.TASK_TRANSFERRED,
             taskId=task_id,
             fromOwner=from_owner,
-            toOwner=done["owner"],
-            generation=done["generation"],
+            toOwner=done.owner,
+            generation=done.generation,
         )
-        return {"owner": done["owner"], "generation": done["generation"]}
+        return {"owner": done.owner, "generation": done.generation}
 
-    async def transfers(self, tenant: str, task_id: str) -> list[dict[str, Any]]:
+    async def transfers(self, tenant: str, task_id: str) -> list[Transfer]:
         await self.task(tenant, task_id)  # NOT_FOUND for an unknown task
         return await self.store.transfers(tenant, task_id)
 
-    async def complete_task(self, tenant: str, task_id: str, status: str) -> dict[str, Any]:
+    async def complete_task(self, tenant: str, task_id: str, status: str) -> Task:
         task = await self.store.complete_task(tenant, task_id, status, utcnow())
         if task is None:
             raise NotFound(f"no task {task_id}", taskId=task_id)
@@ -332,11 +171,10 @@ class EpisodicMemory:
             self.working.clear(tenant, task_id)  # a finished task's scratch pad is done
         return task
 
-    async def task(self, tenant: str, task_id: str) -> dict[str, Any]:
+    async def task(self, tenant: str, task_id: str) -> TaskDetail:
         found = await self.store.get_task(tenant, task_id)
         if found is None:
             raise NotFound(f"no task {task_id}", taskId=task_id)
-        found["steps"] = sorted(found["steps"], key=lambda s: s["order"])
         return found
 
     # --- episodes ----------------------------------------------------------------------------
@@ -356,16 +194,16 @@ class EpisodicMemory:
         mappings: dict[str, str] | None = None,
         owner: str | None = None,
         generation: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Episode:
         if signature is None and structure is not None:
             signature = compute_signature(structure)
         if task_id is None:
             if not description:
                 raise BadInput("give a taskId, or a description to start a task with")
-            task_id = (await self.create_task(tenant, description))["id"]
+            task_id = (await self.create_task(tenant, description)).id
         else:
             task = await self.task(tenant, task_id)
-            description = description or task["task"]["description"]
+            description = description or task.task.description
         for step in steps:
             await self.add_step(
                 tenant,
@@ -394,21 +232,18 @@ class EpisodicMemory:
             },
         )
         assert episode is not None  # the task exists: it was found or created above
-        return _decode(episode)
+        return episode
 
     async def similar(
         self, tenant: str, query: str, signature: str | None = None, limit: int = 5
-    ) -> list[dict[str, Any]]:
+    ) -> list[ScoredEpisode]:
         if not query.strip():
             raise BadInput("query: must not be empty", field="query")
         if not 1 <= limit <= 100:
             raise BadInput("limit: must be between 1 and 100", field="limit")
-        rows = await self.store.similar(
+        return await self.store.similar(
             tenant, await self._embed(query), signature, SIGNATURE_BOOST, limit
         )
-        for row in rows:
-            row["episode"] = _decode(row["episode"])
-        return rows
 
     async def prior_knowledge(
         self,
@@ -417,7 +252,7 @@ class EpisodicMemory:
         signature: str | None = None,
         limit: int = 5,
         valid_values: Sequence[str] | None = None,
-    ) -> tuple[list[Vote], list[dict[str, Any]]]:
+    ) -> tuple[list[Vote], list[ScoredEpisode]]:
         """Similar episodes vote on each mapping; stale values (not in ``valid_values``, or
         rejected by the configured hook) are filtered out before the vote."""
         rows = await self.similar(tenant, query, signature, limit)
@@ -427,13 +262,11 @@ class EpisodicMemory:
         def keep(key: str, value: str) -> bool:
             return (allowed is None or value in allowed) and (hook is None or hook(key, value))
 
-        votes = aggregate_votes([(r["episode"]["mappings"], r["similarity"]) for r in rows], keep)
+        votes = aggregate_votes([(r.episode.mappings, r.similarity) for r in rows], keep)
         return votes, rows
 
-    async def reflect(self, tenant: str, signature: str | None = None) -> list[dict[str, Any]]:
-        items = await self.store.with_steps(tenant, signature)
-        for item in items:
-            item["episode"] = _decode(item["episode"])
+    async def reflect(self, tenant: str, signature: str | None = None) -> list[Reflection]:
+        items = [_plain(item) for item in await self.store.with_steps(tenant, signature)]
         stored = []
         for p in find_patterns(items):
             stored.append(
@@ -453,14 +286,12 @@ class EpisodicMemory:
                     },
                 )
             )
-        return [_decode_reflection(r) for r in stored]
+        return stored
 
     async def reflections(
         self, tenant: str, kind: str | None = None, signature: str | None = None
-    ) -> list[dict[str, Any]]:
-        return [
-            _decode_reflection(r) for r in await self.store.reflections(tenant, kind, signature)
-        ]
+    ) -> list[Reflection]:
+        return await self.store.reflections(tenant, kind, signature)
 
 
 def _stale(
@@ -474,15 +305,6 @@ def _stale(
     )
 
 
-def _decode(episode: dict[str, Any]) -> dict[str, Any]:
-    episode = dict(episode)
-    episode.pop("embedding", None)
-    episode["metrics"] = json.loads(episode.get("metrics") or "{}")
-    episode["mappings"] = json.loads(episode.get("mappings") or "{}")
-    return episode
-
-
-def _decode_reflection(reflection: dict[str, Any]) -> dict[str, Any]:
-    reflection = dict(reflection)
-    reflection["details"] = json.loads(reflection.get("details") or "{}")
-    return reflection
+def _plain(item: EpisodeSteps) -> dict[str, Any]:
+    """The plain-data shape ``find_patterns`` reads: ``{"episode": {...}, "steps": [...]}``."""
+    return {"episode": item.episode.model_dump(), "steps": [s.model_dump() for s in item.steps]}

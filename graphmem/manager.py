@@ -1,4 +1,4 @@
-"""Seed 003's MemoryManager: one router that adds to and retrieves from every memory type.
+"""MemoryManager: one router that adds to and retrieves from every memory type.
 
 | kind        | where it lives                    | added by                      |
 |-------------|-----------------------------------|-------------------------------|
@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from pydantic import BaseModel
 
 from .entities import EntityMemory
 from .episodes import EpisodicMemory
@@ -26,10 +29,10 @@ from .memory.ingest import Ingest
 from .memory.inputs import Inputs
 from .memory.recall import Recall
 from .memory.spill import Spiller
-from .models import MemoryType, utcnow
+from .models import MemoryType, ScoredMemory, utcnow
 from .settings import ID_PATTERN, MemoryConfig, PersonaConfig
-from .tiers.conversation import ConversationStore
-from .tiers.profiles import ProfileStore
+from .stores import ConversationStore, ProfileStore
+from .stores.models import Message
 from .working import WorkingMemory
 
 
@@ -41,6 +44,29 @@ class MemoryKind(StrEnum):
     EPISODIC = "episodic"
     ENTITY = "entity"
     STRUCTURED = "structured"
+
+
+class Persona(BaseModel):
+    """An agent's persona as the API shows it: stored or configured, plus learned traits."""
+
+    agent_id: str
+    role: str
+    tone: str
+    expertise: list[str]
+    constraints: list[str]
+    learned: list[ScoredMemory]
+    prompt: str
+    #: ``stored`` (set through the API) or ``configured``
+    source: str
+
+
+class Record(BaseModel):
+    """A structured record, validated against its JSON schema."""
+
+    id: str
+    schema_name: str
+    data: dict[str, Any]
+    created_at: datetime | None
 
 
 def persona_user(agent_id: str) -> str:
@@ -79,21 +105,19 @@ class MemoryManager:
         self.personas = personas or {}
 
     # --- short-term -------------------------------------------------------------------------
-    async def add_message(
-        self, tenant: str, session_id: str, role: str, content: str
-    ) -> dict[str, Any]:
+    async def add_message(self, tenant: str, session_id: str, role: str, content: str) -> Message:
         Inputs.scope(session_id, None)
         if not content.strip():
             raise BadInput("content: must not be empty", field="content")
         if role not in {"user", "assistant", "system", "tool"}:
             raise BadInput("role: user, assistant, system or tool", field="role")
-        message = {"role": role, "content": content, "timestamp": utcnow().isoformat()}
+        message = Message(role=role, content=content, timestamp=utcnow().isoformat())
         await self.conversation.append(
             tenant, session_id, message, self.config.short_term_ttl_seconds
         )
         return message
 
-    async def history(self, tenant: str, session_id: str, last: int = 10) -> list[dict[str, Any]]:
+    async def history(self, tenant: str, session_id: str, last: int = 10) -> list[Message]:
         Inputs.scope(session_id, None)
         if not 1 <= last <= self.config.short_term_max_messages:
             raise BadInput(
@@ -105,7 +129,7 @@ class MemoryManager:
     # --- persona ------------------------------------------------------------------------------
     async def set_persona(self, tenant: str, agent_id: str, persona: PersonaConfig) -> None:
         self._check_agent(agent_id)
-        await self.profiles.set_persona(tenant, agent_id, persona.model_dump(), utcnow())
+        await self.profiles.set_persona(tenant, agent_id, persona, utcnow())
 
     async def learn_trait(self, tenant: str, agent_id: str, trait: str) -> str:
         """A learned trait is a long-term memory of the agent, written to the graph now."""
@@ -124,33 +148,32 @@ class MemoryManager:
 
     async def persona(
         self, tenant: str, agent_id: str, query: str = "persona traits", limit: int = 3
-    ) -> dict[str, Any]:
+    ) -> Persona:
         self._check_agent(agent_id)
         stored = await self.profiles.persona(tenant, agent_id)
-        configured = self.personas.get(agent_id)
-        if stored is None and configured is None:
+        base = stored or self.personas.get(agent_id)
+        if base is None:
             raise NotFound(f"no persona for agent {agent_id}", agentId=agent_id)
-        base = dict(stored) if stored else configured.model_dump()  # type: ignore[union-attr]
         learned = await self.recall.search(
             tenant, RecallQuery(user_id=persona_user(agent_id), query=query, limit=limit)
         )
         traits = ", ".join(s.item.content for s in learned) or "none yet"
         prompt = (
-            f"You are {base['role']}.\nTone: {base.get('tone') or 'neutral'}\n"
-            f"Expertise: {', '.join(base.get('expertise') or []) or 'general'}\n"
-            f"Constraints: {', '.join(base.get('constraints') or []) or 'none'}\n"
+            f"You are {base.role}.\nTone: {base.tone or 'neutral'}\n"
+            f"Expertise: {', '.join(base.expertise) or 'general'}\n"
+            f"Constraints: {', '.join(base.constraints) or 'none'}\n"
             f"Learned behaviors: {traits}"
         )
-        return {
-            "agentId": agent_id,
-            "role": base["role"],
-            "tone": base.get("tone") or "",
-            "expertise": list(base.get("expertise") or []),
-            "constraints": list(base.get("constraints") or []),
-            "learned": learned,
-            "prompt": prompt,
-            "source": "stored" if stored else "configured",
-        }
+        return Persona(
+            agent_id=agent_id,
+            role=base.role,
+            tone=base.tone,
+            expertise=list(base.expertise),
+            constraints=list(base.constraints),
+            learned=learned,
+            prompt=prompt,
+            source="stored" if stored else "configured",
+        )
 
     @staticmethod
     def _check_agent(agent_id: str) -> None:
@@ -174,9 +197,7 @@ class MemoryManager:
             ) from exc
         await self.profiles.set_schema(tenant, name, json.dumps(schema), utcnow())
 
-    async def add_record(
-        self, tenant: str, schema_name: str, data: dict[str, Any]
-    ) -> dict[str, Any]:
+    async def add_record(self, tenant: str, schema_name: str, data: dict[str, Any]) -> Record:
         from jsonschema import ValidationError
         from jsonschema.validators import validator_for
 
@@ -195,21 +216,16 @@ class MemoryManager:
             ) from exc
         fields = {f"f_{k}": v for k, v in data.items() if _queryable(v)}
         record_id = f"rec_{uuid.uuid4().hex}"
-        stored = await self.profiles.add_record(
+        created_at = await self.profiles.add_record(
             tenant, schema_name, record_id, json.dumps(data), fields, utcnow()
         )
-        if stored is None:
+        if created_at is None:
             raise NotFound(f"no record schema {schema_name}", schema=schema_name)
-        return {
-            "id": record_id,
-            "schema": schema_name,
-            "data": data,
-            "createdAt": stored["createdAt"],
-        }
+        return Record(id=record_id, schema_name=schema_name, data=data, created_at=created_at)
 
     async def records(
         self, tenant: str, schema_name: str, where: dict[str, Any] | None = None, limit: int = 50
-    ) -> list[dict[str, Any]]:
+    ) -> list[Record]:
         where = where or {}
         if not isinstance(where, dict) or not all(
             isinstance(k, str) and _queryable(v) for k, v in where.items()
@@ -219,12 +235,9 @@ class MemoryManager:
             raise BadInput("limit: must be between 1 and 1000", field="limit")
         rows = await self.profiles.records(tenant, schema_name, where, limit)
         return [
-            {
-                "id": r["id"],
-                "schema": schema_name,
-                "data": json.loads(r["data"]),
-                "createdAt": r["createdAt"],
-            }
+            Record(
+                id=r.id, schema_name=schema_name, data=json.loads(r.data), created_at=r.created_at
+            )
             for r in rows
         ]
 
@@ -275,11 +288,11 @@ class MemoryManager:
                 task_id=f.get("task_id"),
                 description=f.get("description") or f.get("content"),
             )
-            return {"kind": kind, "episodeId": episode["id"]}
+            return {"kind": kind, "episodeId": episode.id}
         record = await self.add_record(
             tenant, _need(f.get("schema"), "schema"), _need(f.get("data"), "data")
         )
-        return {"kind": kind, "recordId": record["id"]}
+        return {"kind": kind, "recordId": record.id}
 
     async def retrieve(
         self, tenant: str, query: str, kinds: list[MemoryKind] | None = None, **f: Any
@@ -314,7 +327,7 @@ class MemoryManager:
             out["structured"] = await self.records(tenant, f["schema"], f.get("where"), limit)
         return out
 
-    def _episodes(self) -> Any:
+    def _episodes(self) -> EpisodicMemory:
         if self.episodes is None:
             raise Unavailable("episodic memory is not configured")
         return self.episodes

@@ -113,28 +113,10 @@ class MemoryItem(BaseModel):
             "scopeToken": scope_tokens(self.tenant, self.session_id, self.user_id),
         }
 
-    @classmethod
-    def from_graph(cls, tenant: str, props: dict[str, Any]) -> MemoryItem:
-        return cls(
-            id=props["id"],
-            tenant=tenant,
-            session_id=props["sessionId"],
-            user_id=props.get("userId"),
-            content=props["content"],
-            type=MemoryType(props["type"]),
-            tier=Tier(props["tier"]),
-            access_count=props.get("accessCount", 0),
-            last_accessed_at=_to_datetime(props["lastAccessedAt"]),
-            created_at=_to_datetime(props["createdAt"]),
-            relevance_score=props.get("relevanceScore", 0.5),
-            token_count=props.get("tokenCount", 0),
-            content_hash=props.get("contentHash") or content_hash(props["content"]),
-            metadata=json.loads(props.get("metadata") or "{}"),
-            seq=props.get("seq") or 0,
-        )
 
-
-def _to_datetime(value: Any) -> datetime:
+def to_datetime(value: Any) -> datetime:
+    """A Neo4j ``DateTime`` (or a datetime, or ISO 8601 text) as a Python datetime: the
+    one conversion every reader of the graph uses."""
     if isinstance(value, datetime):
         return value
     to_native = getattr(value, "to_native", None)  # neo4j.time.DateTime

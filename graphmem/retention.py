@@ -1,4 +1,4 @@
-"""Retention (seed 001's pruning, seed 004's maxColdItems): policies by age, count and size.
+"""Retention: pruning policies by age, count and size.
 
 ``select`` is a pure function, so a dry run and an apply choose exactly the same memories:
 the service runs it on the candidates, and an apply deletes precisely the ids it chose.
@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .models import MemoryType, Tier
+from .models import MemoryType, Tier, to_datetime
 
 
 class PrunePolicy(BaseModel):
@@ -51,11 +51,6 @@ class PrunePolicy(BaseModel):
         return self
 
 
-def _when(value: Any) -> datetime:
-    to_native = getattr(value, "to_native", None)
-    return to_native() if to_native else value  # type: ignore[no-any-return]
-
-
 def select(candidates: Sequence[dict[str, Any]], policy: PrunePolicy, now: datetime) -> list[str]:
     """The ids the policy removes, oldest first within each session."""
     doomed: set[str] = set()
@@ -63,11 +58,13 @@ def select(candidates: Sequence[dict[str, Any]], policy: PrunePolicy, now: datet
     sessions: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in candidates:
         sessions[row["sessionId"]].append(row)
-        if policy.older_than_seconds is not None and _when(row["createdAt"]) < cutoff:
+        if policy.older_than_seconds is not None and to_datetime(row["createdAt"]) < cutoff:
             doomed.add(row["id"])
     for rows in sessions.values():
         newest_first = sorted(
-            rows, key=lambda r: (_when(r["createdAt"]), r.get("seq") or 0, r["id"]), reverse=True
+            rows,
+            key=lambda r: (to_datetime(r["createdAt"]), r.get("seq") or 0, r["id"]),
+            reverse=True,
         )
         if policy.keep_newest is not None:
             doomed.update(r["id"] for r in newest_first[policy.keep_newest :])
@@ -77,5 +74,5 @@ def select(candidates: Sequence[dict[str, Any]], policy: PrunePolicy, now: datet
                 total += int(r["bytes"] or 0)
                 if total > policy.max_bytes_per_session:
                     doomed.add(r["id"])
-    order = {r["id"]: (_when(r["createdAt"]), r.get("seq") or 0) for r in candidates}
+    order = {r["id"]: (to_datetime(r["createdAt"]), r.get("seq") or 0) for r in candidates}
     return sorted(doomed, key=lambda i: (order[i], i))

@@ -19,46 +19,48 @@ from ..memory import Memory, RecallQuery
 from ..models import MemoryType, Tier
 from ..retrieval import Retriever
 from ..settings import PersonaConfig
-from .errors import TypedErrors, typed_error
-from .guard import DocumentGuard, Limits
-from .types import (
-    AddMemoryInput,
-    Entity,
+from .entity_types import (
     EntityDetail,
     Episode,
     EpisodeInput,
-    EventFilter,
-    ForgetUserResult,
     MappingVote,
-    MemoryEvent,
-    MemoryItem,
-    MemoryStatus,
     MergeResult,
-    Message,
-    Persona,
-    PersonaInput,
     PriorKnowledge,
-    PrunePolicyInput,
-    PruneResult,
-    RecallInput,
-    RecallResult,
-    Record,
     Reflection,
-    RememberInput,
-    RememberResult,
-    Retrieved,
     ScoredEpisode,
-    ScoredMemory,
-    SessionConfig,
-    SessionConfigInput,
-    SpillResult,
     Step,
     StepInput,
     Task,
     TaskHandle,
-    TierTypeStats,
     UserEntity,
-    to_datetime,
+)
+from .errors import TypedErrors, typed_error
+from .guard import DocumentGuard, Limits
+from .kind_types import (
+    Message,
+    Persona,
+    PersonaInput,
+    Record,
+    RememberInput,
+    RememberResult,
+    Retrieved,
+)
+from .types import (
+    AddMemoryInput,
+    EventFilter,
+    ForgetUserResult,
+    MemoryEvent,
+    MemoryItem,
+    MemoryStatus,
+    PrunePolicyInput,
+    PruneResult,
+    RecallInput,
+    RecallResult,
+    ScoredMemory,
+    SessionConfig,
+    SessionConfigInput,
+    SpillResult,
+    TierTypeStats,
 )
 
 
@@ -79,15 +81,6 @@ def _manager(info: Info[Any, Any]) -> tuple[MemoryManager, str]:
     if service.manager is None:
         raise Unavailable("the memory-type stores are not configured")
     return service.manager, tenant
-
-
-def _user_entity(r: dict[str, Any]) -> UserEntity:
-    return UserEntity(
-        entity=Entity.of(r["entity"]),
-        count=int(r["count"]),
-        first_seen=to_datetime(r["firstSeen"]),
-        last_seen=to_datetime(r["lastSeen"]),
-    )
 
 
 def _episodes(info: Info[Any, Any]) -> tuple[EpisodicMemory, str]:
@@ -142,7 +135,7 @@ class Query:
         rows = await entities.user_entities(
             tenant, str(user_id), type.value if type else None, limit
         )
-        return [_user_entity(r) for r in rows]
+        return [UserEntity.of(r) for r in rows]
 
     @strawberry.field(description="One entity with its mentions and relations (open and closed).")
     async def entity(self, info: Info[Any, Any], id: strawberry.ID) -> EntityDetail:
@@ -154,7 +147,7 @@ class Query:
         episodes, tenant = _episodes(info)
         found = await episodes.task(tenant, str(id))
         transfers = await episodes.transfers(tenant, str(id))
-        return Task.of(found["task"], found["steps"], found["episodes"], transfers)
+        return Task.of(found.task, found.steps, found.episodes, transfers)
 
     @strawberry.field(
         description="Episodes like the query, by cosine similarity plus a boost of 0.6 for "
@@ -273,7 +266,7 @@ class Query:
             episodic=[ScoredEpisode.of(r) for r in found["episodic"]]
             if "episodic" in found
             else None,
-            entities=[_user_entity(r) for r in found["entity"]] if "entity" in found else None,
+            entities=[UserEntity.of(r) for r in found["entity"]] if "entity" in found else None,
             structured=[Record.of(r) for r in found["structured"]]
             if "structured" in found
             else None,

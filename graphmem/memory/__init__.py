@@ -6,7 +6,7 @@
     result = await memory.recall.recall(tenant, RecallQuery(session_id="s1", query="..."))
 
 Data flows one way: the API calls a capability, a capability calls the stores
-(``graphmem.tiers``), the stores run the named Cypher files. Every capability method
+(``graphmem.stores``), the stores run the named Cypher files. Every capability method
 takes the tenant first; nothing here crosses tenants.
 """
 

@@ -11,7 +11,7 @@ from ..enrich.embed import Embedder
 from ..enrich.sentences import embed_memories, pack, split_sentences
 from ..entities import EntityMemory
 from ..models import MemoryItem
-from ..tiers import HotTier
+from ..stores import HotTier
 
 Vectors = dict[str, list[float]]
 GraphVectors = tuple[Vectors, dict[str, bytes | None]]

@@ -18,7 +18,7 @@ from ..models import scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from ..retrieval import Weights
 from ..settings import MemoryConfig
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from ..working import WorkingMemory
 from .enrichment import Enrichment
 from .ingest import Ingest

@@ -15,7 +15,7 @@ from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
 from ..models import MemoryItem, Tier, content_hash, utcnow
 from ..policy import MemoryRules
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from .inputs import AddMemory, Inputs
 from .sessions import Sessions
 from .spill import Spiller

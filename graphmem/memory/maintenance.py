@@ -18,7 +18,7 @@ from ..errors import GraphmemError
 from ..models import utcnow
 from ..policy import DemotionPolicy
 from ..settings import MemoryConfig
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from .sessions import Sessions
 from .spill import Spiller
 

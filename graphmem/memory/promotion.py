@@ -10,7 +10,7 @@ from ..metrics import Metrics
 from ..models import MemoryItem, Tier, utcnow
 from ..policy import MemoryRules
 from ..settings import MemoryConfig
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from .inputs import Inputs
 from .sessions import Sessions
 from .spill import Spiller

@@ -16,7 +16,7 @@ from ..enrich.sentences import best_cosines
 from ..entities import EntityMemory
 from ..models import MemoryItem, scope_tokens
 from ..retrieval import Retriever, Weights, add_context, fuse, lucene_query
-from ..tiers import GraphStore
+from ..stores import GraphStore
 from .enrichment import discard
 from .inputs import Inputs, RecallQuery
 

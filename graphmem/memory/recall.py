@@ -11,7 +11,7 @@ from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
 from ..models import MemoryItem, RecallResult, ScoredMemory, utcnow
 from ..settings import MemoryConfig
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from .enrichment import Enrichment
 from .inputs import RecallQuery
 from .promotion import Promotion

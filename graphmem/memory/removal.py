@@ -12,7 +12,7 @@ from ..events import EventBus, EventKind, NullBus
 from ..models import utcnow
 from ..retention import PrunePolicy
 from ..retention import select as retention_select
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from .inputs import Inputs, bad_input
 from .sessions import Sessions
 

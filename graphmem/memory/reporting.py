@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import BadInput
 from ..models import HotStatus, MemoryItem, MemoryStatus, Suggestion, Tier
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from .inputs import Inputs
 from .sessions import Sessions
 from .spill import spill_order

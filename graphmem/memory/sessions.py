@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ..errors import BadInput
 from ..settings import SESSION_OVERRIDABLE, MemoryConfig
-from ..tiers import HotTier
+from ..stores import HotTier
 from .inputs import Inputs, bad_input
 
 log = logging.getLogger("graphmem.memory")

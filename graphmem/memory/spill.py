@@ -21,7 +21,7 @@ from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
 from ..models import MemoryItem, SpillResult, Tier
 from ..settings import MemoryConfig
-from ..tiers import GraphStore, HotTier
+from ..stores import GraphStore, HotTier
 from .enrichment import Enrichment, discard
 from .inputs import Inputs
 from .sessions import Sessions

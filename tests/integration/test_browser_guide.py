@@ -32,7 +32,7 @@ async def test_saved_browser_queries_show_the_data(
         ],
     )
     await service.episodes.reflect(tenant)
-    params = {"tenant": tenant, "sessionId": "demo", "userId": "ada", "taskId": episode["taskId"]}
+    params = {"tenant": tenant, "sessionId": "demo", "userId": "ada", "taskId": episode.task_id}
     lib = library()
     names = lib.names("browser")
     assert names == [

@@ -12,9 +12,9 @@ from graphmem.enrich.embed import MiniLMInt8Embedder
 from graphmem.errors import ConfigurationError
 from graphmem.memory import Memory
 from graphmem.policy import IdleWarmDemotion, MemoryRules
-from graphmem.tiers import GraphStore, HotTier
-from graphmem.tiers.graph import Neo4jGraphStore
-from graphmem.tiers.hot import RedisHotTier
+from graphmem.stores import GraphStore, HotTier
+from graphmem.stores.neo4j.graph import Neo4jGraphStore
+from graphmem.stores.redis.hot import RedisHotTier
 
 
 @pytest.fixture(scope="module")

@@ -78,6 +78,7 @@ def test_defaults_point_at_the_local_stack() -> None:
 
 def test_configured_aliases_resolve_for_every_tenant_and_tenant_aliases_win() -> None:
     from graphmem.entities import Resolver
+    from graphmem.stores.models import AliasRule
 
     resolver = Resolver([], {"NYC": "New York City", "The Big Apple": "New York City"})
     assert resolver.resolve("NYC", "PLACE") == ("PLACE|new york city", "alias")
@@ -85,7 +86,7 @@ def test_configured_aliases_resolve_for_every_tenant_and_tenant_aliases_win() ->
     assert resolver.resolve("The Eiffel Tower's", "PLACE") == ("PLACE|eiffel tower", "normalised")
     assert resolver.resolve("eiffel tower", "PLACE") == ("PLACE|eiffel tower", "exact")
     tenant = Resolver(
-        [{"alias": "nyc", "canonical": "PLACE|nyc city hall", "kind": "alias"}],
+        [AliasRule(alias="nyc", canonical="PLACE|nyc city hall", kind="alias")],
         {"NYC": "New York City"},
     )
     assert tenant.resolve("NYC", "ORGANIZATION") == ("PLACE|nyc city hall", "alias")

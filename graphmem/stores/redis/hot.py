@@ -32,8 +32,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..errors import GraphmemError, Unavailable
-from ..models import MemoryItem
+from ...errors import GraphmemError, Unavailable
+from ...models import MemoryItem
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""Entity nodes and their edges in Neo4j (seed 003's entity memory), by named Cypher."""
+"""Entity nodes and their edges in Neo4j, by named Cypher."""
 
 from __future__ import annotations
 
@@ -6,18 +6,20 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .graph import Neo4jGraphStore
+from ..models import AliasRule, EntityDetail, MergeResult, UserEntity
+from . import records as parse
+from .session import Neo4jSession
 
 
-class EntityStore:
+class Neo4jEntityStore:
     """Entity operations over the graph store's driver (same tenant rules, same files)."""
 
-    def __init__(self, graph: Neo4jGraphStore) -> None:
+    def __init__(self, graph: Neo4jSession) -> None:
         self.graph = graph
 
-    async def resolution_table(self, tenant: str) -> list[dict[str, Any]]:
+    async def resolution_table(self, tenant: str) -> list[AliasRule]:
         records = await self.graph.run("entity/resolution_table", {"tenant": tenant})
-        return [dict(r) for r in records]
+        return [parse.alias_rule(r) for r in records]
 
     async def write(
         self,
@@ -54,20 +56,20 @@ class EntityStore:
 
     async def user_entities(
         self, tenant: str, user_id: str, entity_type: str | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[UserEntity]:
         records = await self.graph.run(
             "entity/user_entities",
             {"tenant": tenant, "userId": user_id, "type": entity_type, "limit": limit},
         )
-        return [dict(r) for r in records]
+        return [parse.user_entity(r) for r in records]
 
-    async def get(self, tenant: str, key: str) -> dict[str, Any] | None:
+    async def get(self, tenant: str, key: str) -> EntityDetail | None:
         records = await self.graph.run("entity/get", {"tenant": tenant, "key": key})
-        return dict(records[0]) if records else None
+        return parse.entity_detail(records[0]) if records else None
 
     async def merge(
         self, tenant: str, source: str, target: str, merge_id: str, reason: str, now: datetime
-    ) -> dict[str, Any] | None:
+    ) -> MergeResult | None:
         records = await self.graph.run(
             "entity/merge",
             {
@@ -80,13 +82,13 @@ class EntityStore:
             },
             write=True,
         )
-        return dict(records[0]) if records else None
+        return parse.merge_result(records[0]) if records else None
 
-    async def undo_merge(self, tenant: str, merge_id: str) -> dict[str, Any] | None:
+    async def undo_merge(self, tenant: str, merge_id: str) -> MergeResult | None:
         records = await self.graph.run(
             "entity/undo_merge", {"tenant": tenant, "mergeId": merge_id}, write=True
         )
-        return dict(records[0]) if records else None
+        return parse.merge_result(records[0], merge_id) if records else None
 
     async def find_by_name(self, tenant: str, norm: str) -> list[str]:
         records = await self.graph.run("entity/find_by_name", {"tenant": tenant, "norm": norm})

@@ -1,4 +1,4 @@
-"""Tasks, steps, episodes and reflections in Neo4j (seeds 002 and 003), by named Cypher."""
+"""Tasks, steps, episodes and reflections in Neo4j, by named Cypher."""
 
 from __future__ import annotations
 
@@ -6,11 +6,23 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .graph import Neo4jGraphStore
+from ..models import (
+    Episode,
+    EpisodeSteps,
+    Reflection,
+    ScoredEpisode,
+    Step,
+    Task,
+    TaskDetail,
+    Transfer,
+    TransferOutcome,
+)
+from . import records as parse
+from .session import Neo4jSession
 
 
-class EpisodeStore:
-    def __init__(self, graph: Neo4jGraphStore) -> None:
+class Neo4jEpisodeStore:
+    def __init__(self, graph: Neo4jSession) -> None:
         self.graph = graph
 
     async def create_task(
@@ -21,7 +33,7 @@ class EpisodeStore:
         owner: str | None,
         embedding: Sequence[float],
         now: datetime,
-    ) -> dict[str, Any]:
+    ) -> Task:
         records = await self.graph.run(
             "episode/create_task",
             {
@@ -34,49 +46,47 @@ class EpisodeStore:
             },
             write=True,
         )
-        return dict(records[0]["task"])
+        return parse.task(records[0]["task"])
 
-    async def add_step(
-        self, tenant: str, task_id: str, step: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    async def add_step(self, tenant: str, task_id: str, step: dict[str, Any]) -> Step | None:
         records = await self.graph.run(
             "episode/add_step", {"tenant": tenant, "taskId": task_id, **step}, write=True
         )
-        return dict(records[0]["step"]) if records else None
+        return parse.step(records[0]["step"]) if records else None
 
     async def complete_task(
         self, tenant: str, task_id: str, status: str, now: datetime
-    ) -> dict[str, Any] | None:
+    ) -> Task | None:
         records = await self.graph.run(
             "episode/complete_task",
             {"tenant": tenant, "taskId": task_id, "status": status, "now": now},
             write=True,
         )
-        return dict(records[0]["task"]) if records else None
+        return parse.task(records[0]["task"]) if records else None
 
     async def transfer(
         self, tenant: str, task_id: str, transfer: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    ) -> TransferOutcome | None:
         records = await self.graph.run(
             "episode/transfer_task",
             {"tenant": tenant, "taskId": task_id, **transfer},
             write=True,
         )
-        return dict(records[0]) if records else None
+        return parse.transfer_outcome(records[0]) if records else None
 
-    async def transfers(self, tenant: str, task_id: str) -> list[dict[str, Any]]:
+    async def transfers(self, tenant: str, task_id: str) -> list[Transfer]:
         records = await self.graph.run("episode/transfers", {"tenant": tenant, "taskId": task_id})
-        return [dict(r["transfer"]) for r in records]
+        return [parse.transfer(r["transfer"]) for r in records]
 
-    async def get_task(self, tenant: str, task_id: str) -> dict[str, Any] | None:
+    async def get_task(self, tenant: str, task_id: str) -> TaskDetail | None:
         records = await self.graph.run("episode/get_task", {"tenant": tenant, "taskId": task_id})
-        return dict(records[0]) if records else None
+        return parse.task_detail(records[0]) if records else None
 
-    async def record_episode(self, tenant: str, episode: dict[str, Any]) -> dict[str, Any] | None:
+    async def record_episode(self, tenant: str, episode: dict[str, Any]) -> Episode | None:
         records = await self.graph.run(
             "episode/record_episode", {"tenant": tenant, **episode}, write=True
         )
-        return dict(records[0]["episode"]) if records else None
+        return parse.episode(records[0]["episode"]) if records else None
 
     async def similar(
         self,
@@ -85,7 +95,7 @@ class EpisodeStore:
         signature: str | None,
         boost: float,
         limit: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ScoredEpisode]:
         records = await self.graph.run(
             "episode/similar",
             {
@@ -96,24 +106,24 @@ class EpisodeStore:
                 "limit": limit,
             },
         )
-        return [dict(r) for r in records]
+        return [parse.scored_episode(r) for r in records]
 
-    async def with_steps(self, tenant: str, signature: str | None) -> list[dict[str, Any]]:
+    async def with_steps(self, tenant: str, signature: str | None) -> list[EpisodeSteps]:
         records = await self.graph.run(
             "episode/with_steps", {"tenant": tenant, "signature": signature}
         )
-        return [dict(r) for r in records]
+        return [parse.episode_steps(r) for r in records]
 
-    async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> dict[str, Any]:
+    async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> Reflection:
         records = await self.graph.run(
             "episode/upsert_reflection", {"tenant": tenant, **reflection}, write=True
         )
-        return dict(records[0]["reflection"])
+        return parse.reflection(records[0]["reflection"])
 
     async def reflections(
         self, tenant: str, kind: str | None, signature: str | None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Reflection]:
         records = await self.graph.run(
             "episode/reflections", {"tenant": tenant, "kind": kind, "signature": signature}
         )
-        return [dict(r["reflection"]) for r in records]
+        return [parse.reflection(r["reflection"]) for r in records]

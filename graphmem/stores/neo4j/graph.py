@@ -1,8 +1,4 @@
-"""The Neo4j graph store: warm and cold memories, and the long-term indexes.
-
-Runs only the named statements of ``cypher/``, always with ``$tenant`` bound, through
-the async driver's managed transactions (which retry transient failures).
-"""
+"""The Neo4j graph store: warm and cold memories, and the long-term indexes."""
 
 from __future__ import annotations
 
@@ -11,69 +7,18 @@ from datetime import datetime
 from typing import Any
 
 import neo4j
-from neo4j import AsyncDriver, AsyncGraphDatabase, RoutingControl
-from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
-from ..cypher import CypherLibrary
-from ..errors import GraphmemError, Unavailable
-from ..models import MemoryItem, MemoryType, Tier, TierCount
+from ...models import MemoryItem, MemoryType, Tier, TierCount
+from .records import memory_item
+from .session import Neo4jSession
 
 GRAPH_TIERS = (Tier.WARM.value, Tier.COLD.value)
 INDEX_NAMES = ["memory_embedding", "memory_fulltext"]
 
 
-class Neo4jGraphStore:
+class Neo4jGraphStore(Neo4jSession):
     #: below this many memories in a scope, recall ranks them exactly instead of via ANN
     exact_scan_limit = 20_000
-
-    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary, database: str = "neo4j"):
-        self._driver = driver
-        self._cypher = cypher
-        self._database = database
-
-    @classmethod
-    def connect(
-        cls, uri: str, user: str, password: str, cypher: CypherLibrary, database: str = "neo4j"
-    ) -> Neo4jGraphStore:
-        driver = AsyncGraphDatabase.driver(
-            uri,
-            auth=(user, password),
-            max_connection_pool_size=50,
-            connection_acquisition_timeout=10.0,
-            connection_timeout=5.0,
-            # Managed transactions retry transient failures for this long; the service
-            # adds its own backoff on top, and must not hang a request for the default 30s.
-            max_transaction_retry_time=5.0,
-            notifications_min_severity="OFF",  # schema-less warnings are noise here
-        )
-        return cls(driver, cypher, database)
-
-    async def close(self) -> None:
-        await self._driver.close()
-
-    # --- plumbing -------------------------------------------------------------------
-    async def run(
-        self, name: str, params: dict[str, Any], *, write: bool = False
-    ) -> list[neo4j.Record]:
-        query = self._cypher[name]
-        try:
-            result = await self._driver.execute_query(
-                query,
-                params,
-                database_=self._database,
-                routing_=RoutingControl.WRITE if write else RoutingControl.READ,
-            )
-        except (ServiceUnavailable, SessionExpired, OSError) as exc:
-            raise Unavailable("the graph store (Neo4j) is unreachable") from exc
-        except (Neo4jError, DriverError) as exc:
-            raise GraphmemError(f"graph query {name} failed") from exc
-        return list(result.records)
-
-    async def _run_statement(self, statement: str, params: dict[str, Any]) -> None:
-        try:
-            await self._driver.execute_query(statement, params, database_=self._database)
-        except (ServiceUnavailable, SessionExpired, OSError) as exc:
-            raise Unavailable("the graph store (Neo4j) is unreachable") from exc
 
     # --- lifecycle --------------------------------------------------------------------
     async def ping(self) -> None:
@@ -213,7 +158,7 @@ class Neo4jGraphStore:
                 "limit": limit,
             },
         )
-        return [(MemoryItem.from_graph(tenant, r["memory"]), float(r["score"])) for r in records]
+        return [(memory_item(tenant, r["memory"]), float(r["score"])) for r in records]
 
     async def candidate_scores(
         self,
@@ -267,7 +212,7 @@ class Neo4jGraphStore:
         return [
             (
                 r["of"],
-                MemoryItem.from_graph(tenant, r["memory"]),
+                memory_item(tenant, r["memory"]),
                 float(r["cosine"] or 0.0),
                 None if r["vectors"] is None else bytes(r["vectors"]),
             )
@@ -301,9 +246,9 @@ class Neo4jGraphStore:
 
     @staticmethod
     def _scored(tenant: str, record: neo4j.Record) -> tuple[MemoryItem, float]:
-        # Neo4j reports cosine as (1 + cos) / 2; seed 004's relevance is the cosine itself.
+        # Neo4j reports cosine as (1 + cos) / 2; relevance is the cosine itself.
         cosine = 2.0 * float(record["score"]) - 1.0
-        return MemoryItem.from_graph(tenant, record["memory"]), max(0.0, min(1.0, cosine))
+        return memory_item(tenant, record["memory"]), max(0.0, min(1.0, cosine))
 
     async def record_access(
         self,
@@ -324,11 +269,11 @@ class Neo4jGraphStore:
             },
             write=True,
         )
-        return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
+        return [memory_item(tenant, r["memory"]) for r in records]
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
         records = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
-        return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
+        return [memory_item(tenant, r["memory"]) for r in records]
 
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
         records = await self.run(
@@ -403,7 +348,7 @@ class Neo4jGraphStore:
                 "limit": limit,
             },
         )
-        return [MemoryItem.from_graph(tenant, r["memory"]) for r in records]
+        return [memory_item(tenant, r["memory"]) for r in records]
 
     async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
         """Delete a user's memories, empty sessions and node; returns {keys, removed,

@@ -1,30 +1,33 @@
-"""Personas and structured records in Neo4j (seed 003), by named Cypher."""
+"""Personas and structured records in Neo4j, by named Cypher."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from .graph import Neo4jGraphStore
+from ...settings import PersonaConfig
+from ..models import StoredRecord
+from . import records as parse
+from .session import Neo4jSession
 
 
-class ProfileStore:
-    def __init__(self, graph: Neo4jGraphStore) -> None:
+class Neo4jProfileStore:
+    def __init__(self, graph: Neo4jSession) -> None:
         self.graph = graph
 
-    async def persona(self, tenant: str, agent_id: str) -> dict[str, Any] | None:
+    async def persona(self, tenant: str, agent_id: str) -> PersonaConfig | None:
         records = await self.graph.run("persona/get", {"tenant": tenant, "agentId": agent_id})
-        return dict(records[0]["persona"]) if records else None
+        return parse.persona(records[0]["persona"]) if records else None
 
     async def set_persona(
-        self, tenant: str, agent_id: str, persona: dict[str, Any], now: datetime
-    ) -> dict[str, Any]:
+        self, tenant: str, agent_id: str, persona: PersonaConfig, now: datetime
+    ) -> PersonaConfig:
         records = await self.graph.run(
             "persona/set",
-            {"tenant": tenant, "agentId": agent_id, "now": now, **persona},
+            {"tenant": tenant, "agentId": agent_id, "now": now, **persona.model_dump()},
             write=True,
         )
-        return dict(records[0]["persona"])
+        return parse.persona(records[0]["persona"])
 
     async def set_schema(self, tenant: str, name: str, schema: str, now: datetime) -> None:
         await self.graph.run(
@@ -45,7 +48,8 @@ class ProfileStore:
         data: str,
         fields: dict[str, Any],
         now: datetime,
-    ) -> dict[str, Any] | None:
+    ) -> datetime | None:
+        """When the record was written; None when the schema is unknown."""
         records = await self.graph.run(
             "record/add",
             {
@@ -58,12 +62,12 @@ class ProfileStore:
             },
             write=True,
         )
-        return dict(records[0]) if records else None
+        return parse.when(records[0]["createdAt"]) if records else None
 
     async def records(
         self, tenant: str, schema: str, where: dict[str, Any], limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[StoredRecord]:
         records = await self.graph.run(
             "record/query", {"tenant": tenant, "schema": schema, "where": where, "limit": limit}
         )
-        return [dict(r) for r in records]
+        return [parse.stored_record(r) for r in records]

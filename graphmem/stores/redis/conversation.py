@@ -1,4 +1,4 @@
-"""Short-term memory (seed 003): a session's recent messages in a Redis list with a TTL.
+"""Short-term memory: a session's recent messages in a Redis list with a TTL.
 
 Key ``gm:{<tenant>}:s:<session>:messages`` (the tenant's hash tag, like the hot tier).
 """
@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
-from typing import Any, cast
+from typing import cast
 
 from redis.asyncio import Redis
 
+from ..models import Message
 from .hot import RedisHotTier
 
 
-class ConversationStore:
+class RedisConversationStore:
     def __init__(self, redis: Redis, max_messages: int = 200) -> None:
         self._redis = redis
         self.max_messages = max_messages
@@ -23,12 +24,12 @@ class ConversationStore:
     def _key(tenant: str, session_id: str) -> str:
         return f"gm:{{{tenant}}}:s:{session_id}:messages"
 
-    async def append(self, tenant: str, session_id: str, message: dict[str, Any], ttl: int) -> int:
+    async def append(self, tenant: str, session_id: str, message: Message, ttl: int) -> int:
         key = self._key(tenant, session_id)
 
         async def op() -> int:
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.rpush(key, json.dumps(message))
+                pipe.rpush(key, json.dumps(message.model_dump()))
                 pipe.ltrim(key, -self.max_messages, -1)
                 pipe.expire(key, ttl)
                 pipe.llen(key)
@@ -37,12 +38,12 @@ class ConversationStore:
 
         return await RedisHotTier._call(op)
 
-    async def last(self, tenant: str, session_id: str, n: int) -> list[dict[str, Any]]:
+    async def last(self, tenant: str, session_id: str, n: int) -> list[Message]:
         key = self._key(tenant, session_id)
         raw = await RedisHotTier._call(
             lambda: cast(Awaitable[list[str]], self._redis.lrange(key, -n, -1))
         )
-        return [json.loads(m) for m in raw]
+        return [Message.model_validate_json(m) for m in raw]
 
     async def clear(self, tenant: str, session_id: str) -> None:
         key = self._key(tenant, session_id)

@@ -1,0 +1,186 @@
+"""What the stores return: typed rows for entities, tasks and episodes, personas and records.
+
+Field names are the Python spelling of the Cypher keys; ``neo4j/records.py`` is the one
+place that maps one to the other.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class StoreModel(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+# --- entities ---------------------------------------------------------------------------
+class Entity(StoreModel):
+    #: the resolution key, ``TYPE|normalised name``
+    key: str
+    name: str
+    type: str
+    aliases: list[str] = Field(default_factory=list)
+    mention_count: int = 0
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    merged_from: list[str] = Field(default_factory=list)
+
+
+class EntityMention(StoreModel):
+    memory_id: str
+    content: str
+    surface: str
+    #: how the surface form was resolved: exact, normalised, alias or split
+    via: str = "exact"
+    created_at: datetime | None = None
+    user_id: str | None = None
+
+
+class EntityRelation(StoreModel):
+    type: str
+    #: ``out`` when the entity is the subject, ``in`` when it is the object
+    direction: str
+    other: str
+    other_name: str
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    sources: list[str] = Field(default_factory=list)
+    closed_by: str | None = None
+
+
+class CoOccurrence(StoreModel):
+    other: str
+    weight: int = 0
+
+
+class EntityDetail(StoreModel):
+    """An entity with what its merged members add: mentions, relations, co-occurrences."""
+
+    entity: Entity
+    mentions: list[EntityMention] = Field(default_factory=list)
+    outgoing: list[EntityRelation] = Field(default_factory=list)
+    incoming: list[EntityRelation] = Field(default_factory=list)
+    cooccurring: list[CoOccurrence] = Field(default_factory=list)
+
+
+class UserEntity(StoreModel):
+    """An entity as one user mentioned it."""
+
+    entity: Entity
+    count: int
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+
+
+class AliasRule(StoreModel):
+    """One row of a tenant's resolution table; ``kind`` is ``alias`` or ``split``."""
+
+    alias: str
+    canonical: str
+    kind: str
+
+
+class MergeResult(StoreModel):
+    merge_id: str
+    source: str
+    target: str
+
+
+# --- tasks and episodes -----------------------------------------------------------------
+class Task(StoreModel):
+    id: str
+    description: str
+    status: str
+    owner: str | None = None
+    generation: int = 1
+    created_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+class Step(StoreModel):
+    id: str
+    action: str
+    result: str | None = None
+    status: str
+    order: int
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    owner: str | None = None
+    generation: int | None = None
+
+
+class TaskDetail(StoreModel):
+    task: Task
+    #: in the order they were added
+    steps: list[Step] = Field(default_factory=list)
+    episodes: list[str] = Field(default_factory=list)
+
+
+class Transfer(StoreModel):
+    from_owner: str | None = None
+    to_owner: str
+    from_generation: int
+    to_generation: int
+    reason: str | None = None
+    at: datetime | None = None
+
+
+class TransferOutcome(StoreModel):
+    #: False when the handle was stale; owner and generation are then the current ones
+    moved: bool
+    owner: str | None
+    generation: int
+
+
+class Episode(StoreModel):
+    id: str
+    task_id: str
+    description: str | None = None
+    outcome: str
+    success: bool
+    signature: str | None = None
+    lessons: list[str] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    mappings: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime | None = None
+
+
+class ScoredEpisode(StoreModel):
+    episode: Episode
+    similarity: float
+    cosine: float
+    signature_match: bool
+
+
+class EpisodeSteps(StoreModel):
+    episode: Episode
+    steps: list[Step] = Field(default_factory=list)
+
+
+class Reflection(StoreModel):
+    id: str
+    kind: str
+    pattern: str
+    support: int
+    confidence: float
+    signature: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    evidence: list[str] = Field(default_factory=list)
+
+
+# --- short-term, personas, records ------------------------------------------------------
+class Message(StoreModel):
+    role: str
+    content: str
+    #: ISO 8601, as it was written
+    timestamp: str
+
+
+class StoredRecord(StoreModel):
+    id: str
+    #: the record as JSON text (Neo4j properties cannot hold maps)
+    data: str
+    created_at: datetime | None = None

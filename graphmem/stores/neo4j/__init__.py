@@ -1,0 +1,1 @@
+"""Stores backed by Neo4j: memories, entities, tasks and episodes, personas and records."""

@@ -1,0 +1,67 @@
+"""The Neo4j driver behind every Neo4j store: connection, the named-query runner and the
+mapping of driver failures to the service's errors.
+
+Runs only the named statements of ``cypher/``, always with ``$tenant`` bound, through
+the async driver's managed transactions (which retry transient failures).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+import neo4j
+from neo4j import AsyncDriver, AsyncGraphDatabase, RoutingControl
+from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from ...cypher import CypherLibrary
+from ...errors import GraphmemError, Unavailable
+
+
+class Neo4jSession:
+    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary, database: str = "neo4j"):
+        self._driver = driver
+        self._cypher = cypher
+        self._database = database
+
+    @classmethod
+    def connect(
+        cls, uri: str, user: str, password: str, cypher: CypherLibrary, database: str = "neo4j"
+    ) -> Self:
+        driver = AsyncGraphDatabase.driver(
+            uri,
+            auth=(user, password),
+            max_connection_pool_size=50,
+            connection_acquisition_timeout=10.0,
+            connection_timeout=5.0,
+            # Managed transactions retry transient failures for this long; the service
+            # adds its own backoff on top, and must not hang a request for the default 30s.
+            max_transaction_retry_time=5.0,
+            notifications_min_severity="OFF",  # schema-less warnings are noise here
+        )
+        return cls(driver, cypher, database)
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+    async def run(
+        self, name: str, params: dict[str, Any], *, write: bool = False
+    ) -> list[neo4j.Record]:
+        query = self._cypher[name]
+        try:
+            result = await self._driver.execute_query(
+                query,
+                params,
+                database_=self._database,
+                routing_=RoutingControl.WRITE if write else RoutingControl.READ,
+            )
+        except (ServiceUnavailable, SessionExpired, OSError) as exc:
+            raise Unavailable("the graph store (Neo4j) is unreachable") from exc
+        except (Neo4jError, DriverError) as exc:
+            raise GraphmemError(f"graph query {name} failed") from exc
+        return list(result.records)
+
+    async def _run_statement(self, statement: str, params: dict[str, Any]) -> None:
+        try:
+            await self._driver.execute_query(statement, params, database_=self._database)
+        except (ServiceUnavailable, SessionExpired, OSError) as exc:
+            raise Unavailable("the graph store (Neo4j) is unreachable") from exc

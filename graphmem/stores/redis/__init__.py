@@ -1,0 +1,1 @@
+"""Stores backed by Redis: the hot tier and short-term conversation history."""

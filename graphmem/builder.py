@@ -1,4 +1,4 @@
-"""MemoryBuilder: the fluent way to assemble a memory service (seed 000).
+"""MemoryBuilder: the fluent way to assemble a memory service (docs/concepts.md#builder).
 
     memory = (
         MemoryBuilder()
@@ -8,8 +8,8 @@
         .build()
     )
 
-``with_rules(read_fallback, promote_on_read, write_through, hot_ttl)`` sets seed
-000's cross-tier rules; ``with_demotion(policy)`` swaps the warm → cold policy.
+``with_rules(read_fallback, promote_on_read, write_through, hot_ttl)`` sets the
+cross-tier rules; ``with_demotion(policy)`` swaps the warm → cold policy.
 ``build()`` validates before anything runs: a missing tier, an object that does not
 satisfy a tier protocol, or incoherent rules is a ``ConfigurationError`` naming what
 is wrong.
@@ -77,7 +77,7 @@ class MemoryBuilder:
         return self
 
     def with_config(self, config: MemoryConfig | None = None, **overrides: Any) -> Self:
-        """Seed 004's tier settings; keyword overrides accept either naming style."""
+        """The tier settings; keyword overrides accept either naming style."""
         try:
             self._config = (config or self._config).merged(**overrides)
         except ValueError as exc:
@@ -116,7 +116,7 @@ class MemoryBuilder:
         personas: dict[str, PersonaConfig] | None = None,
     ) -> Self:
         """Stores for personas, structured records and short-term history: with them,
-        the built service carries seed 003's MemoryManager as ``service.manager``."""
+        the built memory carries the MemoryManager router as ``memory.manager``."""
         self._profiles, self._conversation = profiles, conversation
         self._personas = dict(personas or {})
         return self

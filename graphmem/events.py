@@ -1,4 +1,4 @@
-"""The change feed (seed 001's shared memory with change notifications).
+"""The change feed (shared memory with change notifications, docs/concepts.md#primitive).
 
 Every replica publishes what happened to Redis channel ``gm:{<tenant>}:events``, and every
 subscription listens there: an event produced through one API process reaches the

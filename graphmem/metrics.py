@@ -1,4 +1,4 @@
-"""Seed 004's six metrics, in a Prometheus registry of the service's own.
+"""The six tier metrics (docs/concepts.md#tiers), in a Prometheus registry of the service's own.
 
 Labels carry the tenant where the set of tenants is bounded by configuration (API
 keys); the latency histogram has no tenant label so its series count stays small.

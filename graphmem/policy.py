@@ -1,4 +1,4 @@
-"""Seed 000's rules for reads and writes across tiers, and the demotion hook."""
+"""Rules for reads and writes across tiers, and the demotion hook (docs/concepts.md#builder)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Precedence (highest first): constructor arguments, environment variables, the YAML
 file (``GRAPHMEM_CONFIG`` or ``./graphmem.yaml``), defaults. Service locations use
-the names of DESIGN.md section 4 (``NEO4J_URI``, ``REDIS_URL`` ...); everything
+the conventional names (``NEO4J_URI``, ``REDIS_URL`` ...; docs/operations.md); everything
 else is prefixed ``GRAPHMEM_``, with ``__`` for nesting
 (``GRAPHMEM_MEMORY__HOT_TOKEN_LIMIT=2000``).
 """
@@ -43,7 +43,8 @@ SESSION_OVERRIDABLE = (
 
 
 class PersonaConfig(BaseModel):
-    """A configured agent persona (seed 003); learned traits are added to it at run time."""
+    """A configured agent persona (docs/concepts.md#memory-types); learned traits are
+    added to it at run time."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -54,7 +55,7 @@ class PersonaConfig(BaseModel):
 
 
 class MemoryConfig(BaseModel):
-    """Seed 004's tier configuration; accepts its camelCase names too."""
+    """The tier configuration (docs/concepts.md#tiers); accepts its camelCase names too."""
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
 
@@ -64,10 +65,10 @@ class MemoryConfig(BaseModel):
     max_cold_items: int = Field(1000, ge=1, alias="maxColdItems")
     auto_spill_enabled: bool = Field(True, alias="autoSpillEnabled")
     auto_promote_enabled: bool = Field(True, alias="autoPromoteEnabled")
-    #: how many items an explicit ``spill`` without count or ids moves (seed 004: 4)
+    #: how many items an explicit ``spill`` without count or ids moves (default 4)
     spill_count: int = Field(4, ge=1, le=10_000, alias="spillCount")
     #: an item recalled this often is promoted even below promoteThreshold
-    #: (seed 004: "frequently recalled cold items get promoted")
+    #: (frequently recalled cold items get promoted)
     promote_access_count: int = Field(5, ge=1, alias="promoteAccessCount")
     #: below this cosine similarity a recalled item does not count as a hit
     min_relevance: float = Field(0.3, ge=0.0, le=1.0, alias="minRelevance")
@@ -99,7 +100,7 @@ class MemoryConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _one_name_per_setting(cls, data: Any) -> Any:
-        """Accept camelCase (seed 004, YAML) and snake_case (env) names. When a merge of
+        """Accept camelCase (the API's and YAML's) and snake_case (env) names. When a merge of
         sources holds both, snake_case wins: only the environment produces it."""
         if not isinstance(data, dict):
             return data

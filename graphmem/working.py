@@ -1,4 +1,5 @@
-"""Working memory (seed 003): a task's scratch pad, in process, cleared on completion.
+"""Working memory: a task's scratch pad, in process, cleared on completion
+(docs/concepts.md#memory-types).
 
 Per process by design (sub-millisecond, no persistence): with several API replicas, a
 task's working memory lives on the replica that wrote it.

@@ -1,4 +1,4 @@
-// Entity memory (seed 003): one row per mention of a spilled memory. Entities are keyed
+// Entity memory: one row per mention of a spilled memory. Entities are keyed
 // by tenant + resolution key (type|normalised name); the MENTIONS edge keeps the exact
 // surface form and how it was resolved, which is the provenance of every variant merge.
 // Idempotent: a retried spill MERGEs the same nodes and edges.

@@ -1,4 +1,4 @@
-// Seed 002's similarity: cosine over episode embeddings, plus a boost for an exact
+// Episode similarity (docs/concepts.md#episodes): cosine over episode embeddings, plus a boost for an exact
 // structure-signature match. Episodes per tenant are few enough to rank exactly.
 MATCH (e:Episode {tenant: $tenant})
 WHERE e.embedding IS NOT NULL

@@ -1,4 +1,4 @@
-// Hand a task to its next owner (seed 001's transfer state). The SET takes the task's
+// Hand a task to its next owner (ownership transfer, docs/concepts.md#primitive). The SET takes the task's
 // write lock before the handle is checked, so of two concurrent transfers from the same
 // generation exactly one wins; the loser sees the new generation and is refused.
 MATCH (t:Task {tenant: $tenant, id: $taskId})

@@ -1,4 +1,4 @@
-// Demotion policy (seed 000's extension point): warm memories nobody recalled since
+// Demotion policy (the builder's extension point): warm memories nobody recalled since
 // $before become cold. Returns the demoted ids.
 MATCH (m:Memory {tenant: $tenant, tier: 'warm'})
 WHERE m.lastAccessedAt < $before

@@ -1,4 +1,4 @@
-// Recall bookkeeping (seed 004): count the access, average the relevance with the new
+// Recall bookkeeping: count the access, average the relevance with the new
 // score, and warm up a cold item once it has been accessed often enough.
 UNWIND $hits AS hit
 MATCH (m:Memory {tenant: $tenant, id: hit.id})

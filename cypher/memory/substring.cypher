@@ -1,4 +1,4 @@
-// Seed 001's substring search: memories whose content contains the text (any case).
+// Substring search: memories whose content contains the text (any case).
 MATCH (m:Memory {tenant: $tenant})
 WHERE ($sessionId IS NULL OR m.sessionId = $sessionId)
   AND ($userId IS NULL OR m.userId = $userId)

@@ -4,7 +4,7 @@ One vector for a whole turn blurs it when the turn says several things ("Congrat
 went camping last week. The kids loved it."): a question about one of them matches that
 sentence far better than the average of all three. So a memory with several sentences
 keeps one vector per sentence; recall ranks it by its best sentence, and its own vector
-(the one in the vector index, and seed 004's relevance for hot items) is the normalised
+(the one in the vector index, and the relevance of hot items) is the normalised
 mean of its sentence vectors. A memory of one sentence is embedded as a whole, as before.
 
 Chat-formatted content ("Caroline: Thanks! I went to the support group yesterday.")

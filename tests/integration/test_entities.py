@@ -1,4 +1,5 @@
-"""Entity memory over the API (seed 003): extraction, relations, resolution, time, forgetting."""
+"""Entity memory over the API: extraction, relations, resolution, time, forgetting
+(docs/concepts.md#memory-types)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Episodic memory through the API (seeds 002 and 003)."""
+"""Episodic memory through the API (docs/concepts.md#episodes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Seed 003's other memory types and the MemoryManager router, through the API."""
+"""The other memory types and the MemoryManager router, through the API
+(docs/concepts.md#memory-types)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retention, stats and substring search through the API (seeds 001 and 004)."""
+"""Retention, stats and substring search through the API (docs/concepts.md#primitive)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tier behaviour beyond the seed's three tests, against the real Redis and Neo4j."""
+"""Tier behaviour beyond the tier API's three acceptance tests (test_tier_api.py), against
+the real Redis and Neo4j."""
 
 from __future__ import annotations
 
@@ -143,7 +144,7 @@ async def test_frequent_recall_warms_then_promotes_below_the_threshold(
             promoted_at = n
             break
         tier = {n["id"]: n["tier"] for n in await graph_nodes(stack, tenant)}[item["id"]]
-        # seed 004: accessCount > warmAccessThreshold (3) makes an item warm
+        # accessCount > warmAccessThreshold (3) makes an item warm
         assert tier == ("warm" if n > 3 else "cold"), (n, tier)
     # promoteAccessCount (5): the fifth recall finds accessCount 5 and promotes
     assert promoted_at == 5
@@ -169,7 +170,7 @@ async def test_spill_sends_frequently_accessed_items_to_warm(api: Api) -> None:
     assert (status["warm"]["items"], status["cold"]["items"]) == (1, 0)
 
 
-# --- seed 000: builder rules ------------------------------------------------------------------
+# --- builder rules (docs/concepts.md#builder) ----------------------------------------
 async def test_cascading_get_with_and_without_promote_on_read(
     builder_service: Any, tenant: str
 ) -> None:

@@ -1,4 +1,5 @@
-"""Pipelines (seed 001's transfer state): owner + generation handles, audited hand-overs."""
+"""Pipelines (ownership transfer, docs/concepts.md#primitive): owner + generation
+handles, audited hand-overs."""
 
 from __future__ import annotations
 

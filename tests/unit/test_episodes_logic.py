@@ -1,4 +1,5 @@
-"""Seed 002's voting and signatures, and the reflection patterns, on plain data."""
+"""Episode voting and signatures (docs/concepts.md#episodes), and the reflection
+patterns, on plain data."""
 
 from __future__ import annotations
 

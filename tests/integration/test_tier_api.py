@@ -1,4 +1,5 @@
-"""Seed 004's three tests, through GraphQL and through MCP (streamable HTTP and stdio)."""
+"""The tier API's three acceptance tests (docs/concepts.md#tiers), through GraphQL and
+through MCP (streamable HTTP and stdio)."""
 
 from __future__ import annotations
 

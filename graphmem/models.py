@@ -1,4 +1,4 @@
-"""Domain models shared by the service, the tiers and the API layer."""
+"""Domain models shared by the capabilities, the stores and the API layer."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class MemoryType(StrEnum):
@@ -79,6 +79,11 @@ class MemoryItem(BaseModel):
     #: neighbouring turns recall uses as context
     seq: int = 0
 
+    @field_validator("created_at", "last_accessed_at", mode="after")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
     def to_json(self) -> str:
         return self.model_dump_json()
 
@@ -115,15 +120,19 @@ class MemoryItem(BaseModel):
 
 
 def to_datetime(value: Any) -> datetime:
-    """A Neo4j ``DateTime`` (or a datetime, or ISO 8601 text) as a Python datetime: the
-    one conversion every reader of the graph uses."""
+    """A Neo4j ``DateTime`` (or a datetime, or ISO 8601 text) as an aware Python datetime:
+    the one conversion every reader of the graph uses. A value without a time zone (a
+    ``LocalDateTime`` written by hand, or before inputs were checked) is read as UTC, so
+    comparisons with aware times never fail."""
     if isinstance(value, datetime):
-        return value
-    to_native = getattr(value, "to_native", None)  # neo4j.time.DateTime
-    if to_native is not None:
-        native: datetime = to_native()
-        return native
-    return datetime.fromisoformat(str(value))
+        native = value
+    elif (to_native := getattr(value, "to_native", None)) is not None:  # neo4j.time types
+        native = to_native()
+        if not isinstance(native, datetime):
+            raise ValueError(f"not a date and time: {value!r}")
+    else:
+        native = datetime.fromisoformat(str(value))
+    return native if native.tzinfo is not None else native.replace(tzinfo=UTC)
 
 
 class TierCount(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -25,6 +26,7 @@ from ..builder import MemoryBuilder
 from ..errors import ErrorCode
 from ..memory import Memory
 from ..settings import Settings, load_settings
+from . import bodies
 from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
 from .errors import error_response
 from .guard import Limits
@@ -41,6 +43,22 @@ class GraphQLEndpoint(GraphQL):
     def __init__(self, *args: Any, keys: KeyRing, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.keys = keys
+
+    def decode_json(self, data: str | bytes) -> object:
+        # strawberry answers a JSONDecodeError with a 400 (HTTP) or a 4400 close (WS)
+        try:
+            return bodies.decode(data)
+        except bodies.BadBody as exc:
+            raise json.JSONDecodeError(str(exc), "", 0) from exc
+
+    def parse_json(self, data: str | bytes) -> Any:
+        try:
+            value = bodies.decode(data)
+        except bodies.BadBody as exc:
+            raise HTTPException(400, f"unacceptable request body: {exc}") from exc
+        if not isinstance(value, dict | list):
+            raise HTTPException(400, "the request body must be a JSON object")
+        return value
 
     async def on_ws_connect(self, context: dict[str, Any]) -> dict[str, object] | None:  # type: ignore[override]
         """A subscription needs a tenant: from the handshake's header, or from

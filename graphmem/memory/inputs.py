@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -22,6 +24,7 @@ class Limits(BaseModel):
     max_batch_items: int = 500
     max_limit: int = 100
     max_metadata_bytes: int = 16_384
+    max_metadata_depth: int = 32
     max_query_chars: int = 2_000
 
 
@@ -39,7 +42,14 @@ class AddMemory(BaseModel):
     content: str
     type: MemoryType = MemoryType.MESSAGE
     metadata: dict[str, Any] = Field(default_factory=dict)
-    occurred_at: Any = None  # a datetime; kept loose so pydantic parses ISO strings too
+    occurred_at: datetime | None = None
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        # A time without a zone is read as UTC (docs/api.md): stored naive, it could not
+        # be compared with the aware times every other memory carries.
+        return v if v is None or v.tzinfo is not None else v.replace(tzinfo=UTC)
 
     @field_validator("session_id")
     @classmethod
@@ -63,6 +73,42 @@ class RecallQuery(BaseModel):
     retriever: Retriever = Retriever.HYBRID
 
 
+def text_problem(value: str) -> str | None:
+    """Why a string cannot be stored, or None: Redis and Neo4j take UTF-8, which has no
+    lone surrogates, and NUL characters break the tools people read the graph with."""
+    if "\x00" in value:
+        return "must not contain NUL characters"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be valid Unicode (no lone surrogates)"
+    return None
+
+
+def json_problem(value: Any, max_depth: int) -> str | None:
+    """Why a JSON value cannot be stored (too deep, or a bad string or key), or None.
+    Iterative, so a hostile nesting cannot exhaust the stack."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > max_depth:
+                return f"nested deeper than {max_depth} levels"
+            if isinstance(node, dict):
+                for key, inner in node.items():
+                    if (problem := text_problem(str(key))) is not None:
+                        return f"a key {problem}"
+                    stack.append((inner, depth + 1))
+            else:
+                stack.extend((inner, depth + 1) for inner in node)
+        elif isinstance(node, str):
+            if (problem := text_problem(node)) is not None:
+                return f"a value {problem}"
+        elif isinstance(node, float) and not math.isfinite(node):
+            return "numbers must be finite"
+    return None
+
+
 def bad_input(exc: ValidationError) -> BadInput:
     """The first pydantic error as a BAD_INPUT naming its field, without pydantic's URL."""
     first = exc.errors()[0]
@@ -84,6 +130,10 @@ class Inputs:
             raise bad_input(exc) from exc
         if not spec.content.strip():
             raise BadInput("content: must not be empty", field="content")
+        if (problem := text_problem(spec.content)) is not None:
+            raise BadInput(f"content: {problem}", field="content")
+        if (problem := json_problem(spec.metadata, self.limits.max_metadata_depth)) is not None:
+            raise BadInput(f"metadata: {problem}", field="metadata")
         if len(spec.content) > self.limits.max_content_chars:
             raise BadInput(
                 f"content: at most {self.limits.max_content_chars} characters "
@@ -106,6 +156,8 @@ class Inputs:
     def query(self, query: str) -> str:
         if not query.strip():
             raise BadInput("query: must not be empty", field="query")
+        if (problem := text_problem(query)) is not None:
+            raise BadInput(f"query: {problem}", field="query")
         if len(query) > self.limits.max_query_chars:
             raise BadInput(
                 f"query: at most {self.limits.max_query_chars} characters", field="query"

@@ -11,9 +11,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 README_MAX_CHARS = 10_000
 
-#: Documents written on another branch that the docs already link to. A missing one is
-#: tolerated; once it exists, links into it are checked like any other.
-PENDING = {ROOT / "docs" / "architecture.md"}
 
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
@@ -61,8 +58,7 @@ def test_relative_links_resolve(doc: Path) -> None:
         file_part, _, fragment = target.partition("#")
         resolved = (doc.parent / file_part).resolve() if file_part else doc
         if not resolved.exists():
-            if resolved not in PENDING:
-                broken.append(f"{target}: no such file")
+            broken.append(f"{target}: no such file")
             continue
         if fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
             broken.append(f"{target}: no heading or anchor #{fragment}")

@@ -9,7 +9,7 @@ from typing import Any
 import neo4j
 
 from ...models import MemoryItem, MemoryType, Tier, TierCount
-from .records import memory_item
+from .records import memory_item, parsed
 from .session import Neo4jSession
 
 GRAPH_TIERS = (Tier.WARM.value, Tier.COLD.value)
@@ -100,7 +100,7 @@ class Neo4jGraphStore(Neo4jSession):
                     else "memory/vector_exact_user"
                 )
                 records = await self.run(exact, params)
-                return [self._scored(tenant, r) for r in records]
+                return parsed(records, lambda r: self._scored(tenant, r))
         # The index is shared across tenants: over-fetch, and widen until the scope
         # filter leaves enough hits or the whole index has been looked at. The first probe
         # is small (HNSW's cost grows with k); a tenant that owns a small share of the
@@ -109,7 +109,7 @@ class Neo4jGraphStore(Neo4jSession):
         while True:
             records = await self.run("memory/vector_search_index", {**params, "k": k})
             if len(records) >= limit or k >= 100_000:
-                return [self._scored(tenant, r) for r in records]
+                return parsed(records, lambda r: self._scored(tenant, r))
             k *= 10
 
     async def scope_size(
@@ -158,7 +158,7 @@ class Neo4jGraphStore(Neo4jSession):
                 "limit": limit,
             },
         )
-        return [(memory_item(tenant, r["memory"]), float(r["score"])) for r in records]
+        return parsed(records, lambda r: (memory_item(tenant, r["memory"]), float(r["score"])))
 
     async def candidate_scores(
         self,
@@ -209,15 +209,15 @@ class Neo4jGraphStore(Neo4jSession):
                 "tiers": list(tiers),
             },
         )
-        return [
-            (
+        return parsed(
+            records,
+            lambda r: (
                 r["of"],
                 memory_item(tenant, r["memory"]),
                 float(r["cosine"] or 0.0),
                 None if r["vectors"] is None else bytes(r["vectors"]),
-            )
-            for r in records
-        ]
+            ),
+        )
 
     async def memories_mentioning(
         self,
@@ -269,11 +269,11 @@ class Neo4jGraphStore(Neo4jSession):
             },
             write=True,
         )
-        return [memory_item(tenant, r["memory"]) for r in records]
+        return parsed(records, lambda r: memory_item(tenant, r["memory"]))
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
         records = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
-        return [memory_item(tenant, r["memory"]) for r in records]
+        return parsed(records, lambda r: memory_item(tenant, r["memory"]))
 
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
         records = await self.run(
@@ -348,7 +348,7 @@ class Neo4jGraphStore(Neo4jSession):
                 "limit": limit,
             },
         )
-        return [memory_item(tenant, r["memory"]) for r in records]
+        return parsed(records, lambda r: memory_item(tenant, r["memory"]))
 
     async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
         """Delete a user's memories, empty sessions and node; returns {keys, removed,

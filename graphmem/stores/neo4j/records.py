@@ -8,9 +8,10 @@ projects) and read the keys the named statements of ``cypher/`` return.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from ...models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
 from ...settings import PersonaConfig
@@ -36,6 +37,9 @@ from ..models import (
 )
 
 Row = Mapping[str, Any]
+R = TypeVar("R")
+T = TypeVar("T")
+log = logging.getLogger("graphmem.stores")
 
 
 def when(value: Any) -> datetime | None:
@@ -52,8 +56,26 @@ def native_row(row: Row) -> dict[str, Any]:
 
 
 def _json(text: Any) -> Any:
-    # Neo4j properties cannot hold maps; these round-trip as JSON text.
-    return json.loads(text or "{}")
+    # Neo4j properties cannot hold maps; these round-trip as JSON text. Text that no
+    # longer decodes (written by hand, or by an older version) reads as empty rather
+    # than failing every read of its session.
+    try:
+        return json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        log.warning("unreadable JSON property ignored: %.80r", text)
+        return {}
+
+
+def parsed(rows: Iterable[R], parse: Callable[[R], T]) -> list[T]:
+    """``parse`` applied to each row; a row that does not parse is logged and skipped, so
+    one bad node cannot make a whole session or tenant unreadable."""
+    out: list[T] = []
+    for row in rows:
+        try:
+            out.append(parse(row))
+        except (KeyError, ValueError, TypeError, RecursionError) as exc:
+            log.warning("skipped an unreadable row: %s", exc)
+    return out
 
 
 # --- memories ---------------------------------------------------------------------------

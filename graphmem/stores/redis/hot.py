@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -98,6 +99,21 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 return 0
 """
+
+
+log = logging.getLogger("graphmem.stores")
+
+
+def _decoded(docs: Iterable[str]) -> list[MemoryItem]:
+    """Items that decode; one that does not (written by hand or by an older version) is
+    logged and left out, so it cannot make its session unreadable."""
+    items: list[MemoryItem] = []
+    for doc in docs:
+        try:
+            items.append(MemoryItem.from_json(doc))
+        except ValueError as exc:
+            log.warning("skipped an unreadable hot item: %s", str(exc)[:200])
+    return items
 
 
 def _encode_vector(vector: Sequence[float]) -> str:
@@ -185,7 +201,7 @@ class RedisHotTier:
     async def items(self, tenant: str, session_id: str) -> list[MemoryItem]:
         key = self._keys(tenant, session_id)[0]
         raw = await self._call(lambda: cast(Awaitable[dict[str, str]], self._redis.hgetall(key)))
-        return [MemoryItem.from_json(doc) for doc in raw.values()]
+        return _decoded(raw.values())
 
     async def get(self, tenant: str, session_id: str, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
@@ -194,7 +210,7 @@ class RedisHotTier:
         docs = await self._call(
             lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, list(ids)))
         )
-        return [MemoryItem.from_json(d) for d in docs if d is not None]
+        return _decoded(d for d in docs if d is not None)
 
     async def session_of(self, tenant: str, item_id: str) -> str | None:
         key = self._keys(tenant, "-")[2]

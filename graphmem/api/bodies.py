@@ -1,0 +1,63 @@
+"""Request bodies as the GraphQL endpoint accepts them: JSON that decodes within limits
+into an object (or a batch of objects) whose strings can be stored.
+
+Everything else is the client's mistake and gets a 400 with the GraphQL error shape,
+never a 500: malformed or non-UTF-8 bytes, NaN or Infinity, a nesting deeper than the
+interpreter's stack, a bare scalar, lone surrogates or NUL characters.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..memory.inputs import text_problem
+
+#: far above any real request (metadata is capped at 32 levels), far below the stack
+MAX_JSON_DEPTH = 64
+
+
+class BadBody(ValueError):
+    pass
+
+
+def _no_constants(name: str) -> Any:
+    raise BadBody(f"{name} is not JSON")
+
+
+def decode(data: str | bytes) -> Any:
+    """The decoded body, or ``BadBody`` saying what is wrong with it."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadBody("the body is not UTF-8") from exc
+    try:
+        value = json.loads(data, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise BadBody(f"malformed JSON ({exc.msg} at position {exc.pos})") from exc
+    except RecursionError as exc:  # the C decoder stops at the interpreter's limit
+        raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
+    if (problem := _problem(value)) is not None:
+        raise BadBody(problem)
+    return value
+
+
+def _problem(value: Any) -> str | None:
+    """Iterative, so it cannot run out of stack on what json accepted."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        if isinstance(node, str):
+            if (problem := text_problem(node)) is not None:
+                return f"a string {problem}"
+        elif isinstance(node, dict):
+            for key, inner in node.items():
+                if (problem := text_problem(key)) is not None:
+                    return f"a key {problem}"
+                stack.append((inner, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((inner, depth + 1) for inner in node)
+    return None

@@ -9,11 +9,7 @@ from strawberry.types import Info
 
 from ..entities import EntityType
 from .context import entities_of
-from .entity_types import (
-    EntityDetail,
-    MergeResult,
-    UserEntity,
-)
+from .entity_types import EntityDetail, MergeResult, UserEntity
 
 
 @strawberry.type

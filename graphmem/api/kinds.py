@@ -12,10 +12,7 @@ from strawberry.types import Info
 from ..manager import MemoryKind
 from ..settings import PersonaConfig
 from .context import id_or_none, manager_of, service_of, str_or_none
-from .entity_types import (
-    ScoredEpisode,
-    UserEntity,
-)
+from .entity_types import ScoredEpisode, UserEntity
 from .kind_types import (
     Message,
     Persona,
@@ -25,9 +22,7 @@ from .kind_types import (
     RememberResult,
     Retrieved,
 )
-from .types import (
-    ScoredMemory,
-)
+from .types import ScoredMemory
 
 
 @strawberry.type

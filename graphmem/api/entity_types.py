@@ -166,7 +166,7 @@ class Step:
         )
 
 
-@strawberry.type(description="One hand-over of a task (seed 001's transfer audit trail)")
+@strawberry.type(description="One hand-over of a task (the task's transfer audit trail)")
 class Transfer:
     from_owner: str | None
     to_owner: str

@@ -46,7 +46,7 @@ class EpisodeQuery:
 
     @strawberry.field(
         description="Episodes like the query, by cosine similarity plus a boost of 0.6 for "
-        "an exact structure-signature match (seed 002)."
+        "an exact structure-signature match."
     )
     async def similar_episodes(
         self, info: Info[Any, Any], query: str, signature: str | None = None, limit: int = 5
@@ -127,7 +127,7 @@ class EpisodeMutation:
         )
 
     @strawberry.mutation(
-        description="Hand a task to its next owner (pipelines, seed 001): only the current "
+        description="Hand a task to its next owner (pipelines): only the current "
         "handle may; the generation goes up by one and the hand-over is audited. A stale "
         "handle gets FORBIDDEN naming the current owner and generation."
     )

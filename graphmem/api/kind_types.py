@@ -80,7 +80,7 @@ class Record:
         )
 
 
-@strawberry.input(description="What to remember and where (seed 003's MemoryManager.add)")
+@strawberry.input(description="What to remember and where (the MemoryManager routes it)")
 class RememberInput:
     kind: MemoryKind
     content: str | None = None

@@ -58,7 +58,7 @@ class KindsQuery:
         rows = await manager.records(tenant, schema, cast(Any, where), limit)
         return [Record.of(r) for r in rows]
 
-    @strawberry.field(description="Retrieve from several memory types at once (seed 003).")
+    @strawberry.field(description="Retrieve from several memory types at once.")
     async def retrieve(
         self,
         info: Info[Any, Any],
@@ -106,7 +106,7 @@ class KindsQuery:
 
 @strawberry.type
 class KindsMutation:
-    @strawberry.mutation(description="Add to any memory type (seed 003's MemoryManager.add).")
+    @strawberry.mutation(description="Add to any memory type (the MemoryManager routes it).")
     async def remember(self, info: Info[Any, Any], input: RememberInput) -> RememberResult:
         manager, tenant = manager_of(info)
         done = await manager.remember(

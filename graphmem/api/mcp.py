@@ -1,5 +1,6 @@
-"""MCP tools of seed 004 — memory_add, memory_recall, memory_spill, memory_status — on the
-official ``mcp`` SDK's low-level server, so the input schemas are exactly the seed's.
+"""The MCP tools of the tier API (docs/concepts.md#tiers) — memory_add, memory_recall,
+memory_spill, memory_status — on the official ``mcp`` SDK's low-level server, so the input
+schemas are exactly the published ones.
 
 Served two ways: streamable HTTP at ``/mcp`` on the API app (same Bearer key, same
 tenant), and stdio from ``graphmem mcp`` (the key is given on the command line or in
@@ -24,7 +25,7 @@ from .auth import TENANT_SCOPE_KEY
 
 log = logging.getLogger("graphmem.mcp")
 
-SEED_TYPES = ["message", "fact", "decision", "entity", "context", "preference"]
+TOOL_TYPES = ["message", "fact", "decision", "entity", "context", "preference"]
 
 TOOLS = [
     types.Tool(
@@ -35,7 +36,7 @@ TOOLS = [
             "properties": {
                 "sessionId": {"type": "string"},
                 "content": {"type": "string"},
-                "type": {"type": "string", "enum": SEED_TYPES},
+                "type": {"type": "string", "enum": TOOL_TYPES},
             },
             "required": ["sessionId", "content", "type"],
         },
@@ -100,8 +101,8 @@ async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) ->
     """Run one tool; returns JSON-ready data (camelCase, as the GraphQL API)."""
     if name == "memory_add":
         kind = _str(args, "type")
-        if kind not in SEED_TYPES:
-            raise BadInput(f"type: one of {', '.join(SEED_TYPES)}", field="type")
+        if kind not in TOOL_TYPES:
+            raise BadInput(f"type: one of {', '.join(TOOL_TYPES)}", field="type")
         item = await service.ingest.add(
             tenant,
             {"session_id": _str(args, "sessionId"), "content": _str(args, "content"), "type": kind},

@@ -37,7 +37,7 @@ class MemoryQuery:
         return [MemoryItem.of(i) for i in await service.reports.hot_items(tenant, str(session_id))]
 
     @strawberry.field(
-        description="One memory by id: the hot tier first, then the graph (seed 000's "
+        description="One memory by id: the hot tier first, then the graph (a "
         "cascading read; promotes it when the promote_on_read rule is on)."
     )
     async def memory(self, info: Info[Any, Any], item_id: strawberry.ID) -> MemoryItem | None:
@@ -45,7 +45,7 @@ class MemoryQuery:
         item = await service.promotion.get(tenant, str(item_id))
         return MemoryItem.of(item) if item else None
 
-    @strawberry.field(description="Counts and sizes per tier and type (seed 001's stats).")
+    @strawberry.field(description="Counts and sizes per tier and type (retention stats).")
     async def stats(
         self,
         info: Info[Any, Any],

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from datetime import datetime
 from enum import StrEnum
@@ -21,12 +22,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from . import record_schemas
 from .entities import EntityMemory
 from .episodes import EpisodicMemory
 from .errors import BadInput, NotFound, Unavailable
 from .memory import RecallQuery
 from .memory.ingest import Ingest
-from .memory.inputs import Inputs
+from .memory.inputs import Inputs, json_problem
 from .memory.recall import Recall
 from .memory.spill import Spiller
 from .models import MemoryType, ScoredMemory, utcnow
@@ -34,6 +36,10 @@ from .settings import ID_PATTERN, MemoryConfig, PersonaConfig
 from .stores import ConversationStore, ProfileStore
 from .stores.models import Message
 from .working import WorkingMemory
+
+#: structured records are small objects, not documents
+MAX_RECORD_BYTES = 64 * 1024
+MAX_RECORD_DEPTH = 32
 
 
 class MemoryKind(StrEnum):
@@ -182,38 +188,27 @@ class MemoryManager:
 
     # --- structured ---------------------------------------------------------------------------
     async def register_schema(self, tenant: str, name: str, schema: dict[str, Any]) -> None:
-        from jsonschema import SchemaError
-        from jsonschema.validators import validator_for
-
         if not ID_PATTERN.match(name):
             raise BadInput("name: 1-128 characters of A-Z a-z 0-9 _ . @ -", field="name")
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise BadInput("schema: a JSON schema of an object is required", field="schema")
-        try:
-            validator_for(schema).check_schema(schema)
-        except SchemaError as exc:
-            raise BadInput(
-                f"schema: not a valid JSON schema: {exc.message}", field="schema"
-            ) from exc
+        if (problem := json_problem(schema, MAX_RECORD_DEPTH)) is not None:
+            raise BadInput(f"schema: {problem}", field="schema")
+        record_schemas.check_schema(schema)
         await self.profiles.set_schema(tenant, name, json.dumps(schema), utcnow())
 
     async def add_record(self, tenant: str, schema_name: str, data: dict[str, Any]) -> Record:
-        from jsonschema import ValidationError
-        from jsonschema.validators import validator_for
-
         raw = await self.profiles.schema(tenant, schema_name)
         if raw is None:
             raise NotFound(f"no record schema {schema_name}", schema=schema_name)
         schema = json.loads(raw)
         if not isinstance(data, dict):
             raise BadInput("data: a JSON object is required", field="data")
-        try:
-            validator_for(schema)(schema).validate(data)
-        except ValidationError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "(record)"
-            raise BadInput(
-                f"data does not match schema {schema_name} at {where}: {exc.message}", field="data"
-            ) from exc
+        if (problem := json_problem(data, MAX_RECORD_DEPTH)) is not None:
+            raise BadInput(f"data: {problem}", field="data")
+        if len(json.dumps(data)) > MAX_RECORD_BYTES:
+            raise BadInput(f"data: at most {MAX_RECORD_BYTES} bytes of JSON", field="data")
+        await record_schemas.validate(schema_name, schema, data)
         fields = {f"f_{k}": v for k, v in data.items() if _queryable(v)}
         record_id = f"rec_{uuid.uuid4().hex}"
         created_at = await self.profiles.add_record(
@@ -334,4 +329,10 @@ class MemoryManager:
 
 
 def _queryable(value: Any) -> bool:
-    return isinstance(value, str | int | float | bool)
+    """A value a record field can be stored and matched as: Neo4j integers are 64-bit and
+    its floats finite."""
+    if isinstance(value, bool | str):
+        return True
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    return isinstance(value, float) and math.isfinite(value)

@@ -30,7 +30,8 @@ class PrunePolicy(BaseModel):
     types: list[MemoryType] | None = None
     session_id: str | None = None
     user_id: str | None = None
-    older_than_seconds: float | None = Field(None, gt=0)
+    # a thousand years: beyond it the cutoff date does not exist
+    older_than_seconds: float | None = Field(None, gt=0, le=3.2e10)
     keep_newest: int | None = Field(None, ge=0)
     max_bytes_per_session: int | None = Field(None, ge=0)
 

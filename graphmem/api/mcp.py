@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -92,7 +93,12 @@ def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
     value = args.get(name, default)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value != int(value)
+    ):
         raise BadInput(f"{name}: a whole number is required", field=name)
     return int(value)
 

@@ -12,6 +12,7 @@ from typing import Any
 import strawberry
 from graphql.error import GraphQLError
 from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
 from .entities import EntityMutation, EntityQuery
 from .episodes import EpisodeMutation, EpisodeQuery
@@ -42,6 +43,11 @@ class GraphmemSchema(strawberry.Schema):
         return None
 
     async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
+        # Subscriptions stream over graphql-transport-ws (``subscribe``); executed once
+        # over HTTP, their resolver has nothing to return.
+        allowed = kwargs.get("allowed_operation_types")
+        if allowed is not None:
+            kwargs["allowed_operation_types"] = set(allowed) - {OperationType.SUBSCRIPTION}
         result = await super().execute(*args, **kwargs)
         # An error raised by an extension's parse hook (the guard's "too long") leaves
         # the operation before TypedErrors sees the result: type it here.

@@ -106,6 +106,8 @@ def json_problem(value: Any, max_depth: int) -> str | None:
                 return f"a value {problem}"
         elif isinstance(node, float) and not math.isfinite(node):
             return "numbers must be finite"
+        elif isinstance(node, int) and not -(2**63) <= node < 2**63:
+            return "integers must fit in 64 bits"
     return None
 
 

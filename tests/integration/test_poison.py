@@ -119,3 +119,87 @@ async def test_lone_surrogates_and_nul_are_bad_input(api: Api, text: str) -> Non
     )
     assert response.status_code == 400
     assert code_of(response.json()) == "BAD_INPUT"
+
+
+REGISTER = "mutation($n: String!, $s: JSON!) { registerRecordSchema(name: $n, schema: $s) }"
+ADD_RECORD = "mutation($n: String!, $d: JSON!) { addRecord(schema: $n, data: $d) { id } }"
+RECORDS = "query($n: String!, $w: JSON) { records(schema: $n, where: $w) { id } }"
+
+
+async def test_record_patterns_run_in_linear_time(api: Api) -> None:
+    import time
+
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^(a+)+$"}},
+        "patternProperties": {"^(b+)+$": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    assert (await api.data(REGISTER, {"n": "redos", "s": schema}))["registerRecordSchema"]
+    started = time.perf_counter()
+    body = await api.gql(ADD_RECORD, {"n": "redos", "d": {"code": "a" * 40 + "!"}})
+    assert code_of(body) == "BAD_INPUT" and "does not match" in body["errors"][0]["message"]
+    body = await api.gql(ADD_RECORD, {"n": "redos", "d": {"b" * 40 + "!": "x"}})
+    assert code_of(body) == "BAD_INPUT" and "additional properties" in body["errors"][0]["message"]
+    # with Python's backtracking engine each of these took minutes; RE2 is linear
+    assert time.perf_counter() - started < 2.0
+    ok = await api.gql(ADD_RECORD, {"n": "redos", "d": {"code": "aaa", "bbb": "x"}})
+    assert "errors" not in ok, ok
+
+
+async def test_patterns_re2_cannot_run_are_refused_at_registration(api: Api) -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "string", "pattern": "(a)\\1"}}}
+    body = await api.gql(REGISTER, {"n": "backref", "s": schema})
+    assert code_of(body) == "BAD_INPUT" and "RE2" in body["errors"][0]["message"]
+
+
+async def test_integers_beyond_64_bits_and_huge_ages_are_bad_input(api: Api) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    await api.data(REGISTER, {"n": "ints", "s": schema})
+    assert code_of(await api.gql(ADD_RECORD, {"n": "ints", "d": {"n": 2**64}})) == "BAD_INPUT"
+    assert code_of(await api.gql(RECORDS, {"n": "ints", "w": {"n": 2**64}})) == "BAD_INPUT"
+    assert "errors" not in await api.gql(ADD_RECORD, {"n": "ints", "d": {"n": 2**62}})
+    prune = "mutation { prune(policy: {olderThanSeconds: 8e13}, dryRun: true) { count } }"
+    assert code_of(await api.gql(prune)) == "BAD_INPUT"
+
+
+async def test_a_subscription_over_http_post_is_bad_input(api: Api) -> None:
+    body = await api.gql("subscription { memoryEvents { kind } }")
+    assert code_of(body) == "BAD_INPUT"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 2.5])
+async def test_mcp_numbers_must_be_whole_and_finite(service: Memory, bad: float) -> None:
+    from graphmem.api.mcp import call
+    from graphmem.errors import BadInput
+
+    with pytest.raises(BadInput):
+        await call(service, "t-mcp", "memory_spill", {"sessionId": "s", "count": bad})
+    with pytest.raises(BadInput):
+        await call(
+            service, "t-mcp", "memory_recall", {"sessionId": "s", "query": "q", "limit": bad}
+        )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"1",
+        b"true",
+        b"null",
+        b'"x"',
+        b"\xff\xfe{",
+        b"[" * 50_000 + b"]" * 50_000,
+        b'{"query": NaN}',
+    ],
+    ids=["int", "bool", "null", "string", "not-utf8", "deep", "nan"],
+)
+async def test_malformed_bodies_get_400_with_the_error_shape(api: Api, body: bytes) -> None:
+    key = next(iter(api.keys.values()))
+    response = await api.client.post(
+        "/graphql",
+        content=body,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert code_of(response.json()) == "BAD_INPUT"

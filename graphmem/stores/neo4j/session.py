@@ -7,6 +7,7 @@ the async driver's managed transactions (which retry transient failures).
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Self
 
 import neo4j
@@ -14,7 +15,30 @@ from neo4j import AsyncDriver, AsyncGraphDatabase, RoutingControl
 from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from ...cypher import CypherLibrary
-from ...errors import GraphmemError, Unavailable
+from ...errors import BadInput, GraphmemError, Unavailable
+
+log = logging.getLogger("graphmem.stores")
+
+#: Neo4j's verdicts on a value the request carried (a number out of range, a type a
+#: property cannot hold): the client's mistake, reported without internals.
+_VALUE_ERRORS = (
+    "Neo.ClientError.Statement.TypeError",
+    "Neo.ClientError.Statement.ArgumentError",
+    "Neo.ClientError.Statement.ArithmeticError",
+    "Neo.ClientError.Statement.ParameterNotProvided",
+    "Neo.ClientError.Request.Invalid",
+    "Neo.ClientError.Request.InvalidFormat",
+)
+
+
+def _mapped(name: str, exc: Exception) -> GraphmemError:
+    """The client sees what kind of failure it was; the log has the query's name."""
+    code = getattr(exc, "code", None)
+    if code in _VALUE_ERRORS:
+        log.warning("graph query %s refused a value: %s", name, exc)
+        return BadInput("the graph store cannot hold a value of this request")
+    log.error("graph query %s failed", name, exc_info=exc)
+    return GraphmemError("the graph store could not complete the operation")
 
 
 class Neo4jSession:
@@ -57,7 +81,7 @@ class Neo4jSession:
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             raise Unavailable("the graph store (Neo4j) is unreachable") from exc
         except (Neo4jError, DriverError) as exc:
-            raise GraphmemError(f"graph query {name} failed") from exc
+            raise _mapped(name, exc) from exc
         return list(result.records)
 
     async def _run_statement(self, statement: str, params: dict[str, Any]) -> None:

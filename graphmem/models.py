@@ -35,6 +35,13 @@ def scope_token(tenant: str) -> str:
     return "tn" + hashlib.sha1(tenant.encode("utf-8")).hexdigest()[:20]
 
 
+def tenant_fulltext(tenant: str) -> tuple[str, str]:
+    """The tenant's own fulltext index and the node label it covers. A hex hash of the
+    tenant id: schema commands cannot take parameters, and this never carries input."""
+    digest = hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:24]
+    return f"memory_fulltext_{digest}", f"MemoryOf_{digest}"
+
+
 def _scoped(prefix: str, tenant: str, name: str) -> str:
     return prefix + hashlib.sha1(f"{tenant}\x1f{name}".encode()).hexdigest()[:20]
 

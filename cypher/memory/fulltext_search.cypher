@@ -1,7 +1,8 @@
-// BM25 ranking through the fulltext index. $lucene holds the query terms (escaped by
-// the service) AND the scope tokens (tenant, and session or user when asked), so
-// ranking happens inside the scope; the WHERE re-checks it and applies tier and type.
-CALL db.index.fulltext.queryNodes('memory_fulltext', $lucene, {limit: $k}) YIELD node AS m, score
+// BM25 ranking through the tenant's own fulltext index ($index), so term statistics are
+// the tenant's. $lucene holds the query terms (escaped by the service) AND the scope
+// tokens (session or user when asked), so ranking happens inside the scope; the WHERE
+// re-checks it and applies tier and type.
+CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node AS m, score
 WHERE m.tenant = $tenant
   AND ($sessionId IS NULL OR m.sessionId = $sessionId)
   AND ($userId IS NULL OR m.userId = $userId)

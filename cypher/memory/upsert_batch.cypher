@@ -1,10 +1,12 @@
 // Write a batch of spilled items. Idempotent: MERGE on (tenant, id) and every property
 // is set from the item, so a retried or repeated spill converges to one node per item.
+// $label puts the node in its tenant's fulltext index (tenant/fulltext_index).
 MERGE (t:Tenant {id: $tenant})
 WITH t
 UNWIND $items AS it
 MERGE (m:Memory {tenant: $tenant, id: it.id})
-SET m.sessionId = it.sessionId,
+SET m:$($label),
+    m.sessionId = it.sessionId,
     m.userId = it.userId,
     m.content = it.content,
     m.type = it.type,

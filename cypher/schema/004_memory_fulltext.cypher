@@ -1,5 +1,4 @@
-// Lexical (BM25) recall over memory content. scopeToken (one token per tenant) lets a
-// query filter by tenant inside Lucene, before ranking, instead of after it.
-CREATE FULLTEXT INDEX memory_fulltext IF NOT EXISTS FOR (m:Memory) ON EACH [m.content, m.scopeToken]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+// Lexical (BM25) recall runs on one fulltext index per tenant (tenant/fulltext_index,
+// created on the tenant's first write; 008 drops the shared index earlier versions made).
+// Conversation order within a session, for the adjacent turns recall adds as context.
 CREATE INDEX memory_tenant_session_seq IF NOT EXISTS FOR (m:Memory) ON (m.tenant, m.sessionId, m.seq);

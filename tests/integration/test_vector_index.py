@@ -21,7 +21,11 @@ async def test_migration_is_idempotent_and_indexes_are_online(service: Memory) -
     config = state["memory_embedding"]["options"]["indexConfig"]
     assert config["vector.dimensions"] == service.embedder.dimension == 384
     assert config["vector.similarity_function"] == "COSINE"
-    assert state["memory_fulltext"]["type"] == "FULLTEXT"
+    # BM25 runs on one fulltext index per tenant; the shared one is gone
+    index, _ = await service.graph.fulltext.ensure("t-index-check")  # type: ignore[attr-defined]
+    state = await service.graph.index_state([index, "memory_fulltext"])  # type: ignore[attr-defined]
+    assert state[index]["type"] == "FULLTEXT" and state[index]["state"] == "ONLINE"
+    assert "memory_fulltext" not in state
 
 
 async def test_query_nodes_returns_the_nearest_neighbour(stack: Stack) -> None:

@@ -7,16 +7,23 @@ from datetime import datetime
 from typing import Any
 
 import neo4j
+from neo4j import AsyncDriver
 
+from ...cypher import CypherLibrary
 from ...models import MemoryItem, MemoryType, Tier, TierCount
+from .fulltext import TenantFulltext
 from .records import memory_item, parsed
 from .session import Neo4jSession
 
 GRAPH_TIERS = (Tier.WARM.value, Tier.COLD.value)
-INDEX_NAMES = ["memory_embedding", "memory_fulltext"]
+INDEX_NAMES = ["memory_embedding"]  # the fulltext indexes are per tenant (fulltext.py)
 
 
 class Neo4jGraphStore(Neo4jSession):
+    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary, database: str = "neo4j"):
+        super().__init__(driver, cypher, database)
+        self.fulltext = TenantFulltext(self)
+
     #: below this many memories in a scope, recall ranks them exactly instead of via ANN
     exact_scan_limit = 20_000
 
@@ -29,9 +36,10 @@ class Neo4jGraphStore(Neo4jSession):
         applied = []
         for name in self._cypher.names("schema"):
             for statement in self._cypher.statements(name):
-                await self._run_statement(statement, {"dimension": dimension})
+                await self.run_schema(statement, {"dimension": dimension})
             applied.append(name)
         await self.run("admin/await_indexes", {"timeoutSeconds": 300}, write=True)
+        await self.fulltext.migrate()
         return applied
 
     async def backfill_scope_tokens(
@@ -53,16 +61,19 @@ class Neo4jGraphStore(Neo4jSession):
             done += len(updates)
         return done
 
-    async def index_state(self) -> dict[str, dict[str, Any]]:
-        records = await self.run("admin/index_state", {"names": INDEX_NAMES})
+    async def index_state(self, names: Sequence[str] = INDEX_NAMES) -> dict[str, dict[str, Any]]:
+        records = await self.run("admin/index_state", {"names": list(names)})
         return {r["name"]: dict(r) for r in records}
 
     # --- memories ---------------------------------------------------------------------
     async def upsert(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
         if not rows:
             return []
+        _, label = await self.fulltext.ensure(tenant)
         records = await self.run(
-            "memory/upsert_batch", {"tenant": tenant, "items": list(rows)}, write=True
+            "memory/upsert_batch",
+            {"tenant": tenant, "label": label, "items": list(rows)},
+            write=True,
         )
         return [r["id"] for r in records]
 
@@ -145,10 +156,12 @@ class Neo4jGraphStore(Neo4jSession):
     ) -> list[tuple[MemoryItem, float]]:
         """(memory, BM25 score) through the fulltext index; ``lucene`` already pins the
         scope's tokens, so little is filtered afterwards (hot-tier nodes, types)."""
+        index, _ = await self.fulltext.ensure(tenant)
         records = await self.run(
             "memory/fulltext_search",
             {
                 "tenant": tenant,
+                "index": index,
                 "lucene": lucene,
                 "sessionId": session_id,
                 "userId": user_id,

@@ -64,6 +64,10 @@ class Neo4jSession:
         )
         return cls(driver, cypher, database)
 
+    @property
+    def cypher(self) -> CypherLibrary:
+        return self._cypher
+
     async def close(self) -> None:
         await self._driver.close()
 
@@ -84,7 +88,8 @@ class Neo4jSession:
             raise _mapped(name, exc) from exc
         return list(result.records)
 
-    async def _run_statement(self, statement: str, params: dict[str, Any]) -> None:
+    async def run_schema(self, statement: str, params: dict[str, Any]) -> None:
+        """A schema command (from a ``cypher/`` file): these run outside data transactions."""
         try:
             await self._driver.execute_query(statement, params, database_=self._database)
         except (ServiceUnavailable, SessionExpired, OSError) as exc:

@@ -143,6 +143,7 @@ def create_app(
             max_fields=settings.max_query_fields,
             max_tokens=settings.max_query_tokens,
             max_chars=settings.max_query_chars,
+            max_string=settings.max_content_chars,
         )
     )
     graphql = GraphQLEndpoint(

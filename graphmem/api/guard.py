@@ -27,8 +27,10 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     InlineFragmentNode,
+    Node,
     OperationDefinitionNode,
     SelectionSetNode,
+    StringValueNode,
     parse,
 )
 from graphql import validate as graphql_validate
@@ -36,6 +38,8 @@ from graphql.validation import ASTValidationRule
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.validation_rules.maybe_null import MaybeNullValidationRule
 from strawberry.schema.validation_rules.one_of import OneOfInputValidationRule
+
+from .lengths import too_long
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class Limits:
     max_fields: int = 500
     max_tokens: int = 2_000
     max_chars: int = 100_000
+    #: any one string argument, literal or variable (memory content has the same cap)
+    max_string: int = 20_000
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,33 @@ def operation_costs(document: DocumentNode, cap: int) -> dict[str, Cost]:
     return costs
 
 
+def longest_string(value: Any) -> int:
+    """The longest string in a document's literals or in a JSON value (variables);
+    iterative, whatever the nesting."""
+    stack = [value]
+    longest = 0
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            longest = max(longest, len(node))
+        elif isinstance(node, StringValueNode):
+            longest = max(longest, len(node.value))
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+        elif isinstance(node, Node):
+            stack.extend(getattr(node, key, None) for key in node.keys)
+    return longest
+
+
 def check(document: DocumentNode, limits: Limits) -> None:
     """Raises ``DocumentTooCostly`` naming the first limit an operation exceeds."""
+    if longest_string(document) > limits.max_string:
+        raise DocumentTooCostly(
+            f"a string in the document is longer than {limits.max_string} characters"
+        )
     cap = max(limits.max_fields, limits.max_aliases) + 1
     for name, cost in operation_costs(document, cap).items():
         label = f"operation {name!r}" if name else "the operation"
@@ -240,4 +271,14 @@ class DocumentGuard(SchemaExtension):
                 if context.query is not None:
                     _verdicts.put(key, errors)
             context.pre_execution_errors = list(errors)
+            if not errors:
+                found = too_long(document, context.variables, self.limits.max_string)
+                if found is not None:
+                    name, limit = found
+                    context.pre_execution_errors = [
+                        GraphQLError(
+                            f"{name}: at most {limit} characters",
+                            extensions={"field": name, "reason": "TOO_LONG"},
+                        )
+                    ]
         yield

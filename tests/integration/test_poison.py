@@ -203,3 +203,41 @@ async def test_malformed_bodies_get_400_with_the_error_shape(api: Api, body: byt
     )
     assert response.status_code == 400, response.text
     assert code_of(response.json()) == "BAD_INPUT"
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "field"),
+    [
+        (
+            "mutation($d: String!) { createTask(description: $d) { id } }",
+            {"d": "x" * 900_0},
+            "description",
+        ),
+        (
+            "mutation($o: String!) { recordEpisode(input: {outcome: $o, success: true,"
+            ' description: "d"}) { id } }',
+            {"o": "y" * 4_001},
+            "outcome",
+        ),
+        (
+            'mutation($l: [String!]) { recordEpisode(input: {outcome: "ok", success: true,'
+            ' description: "d", lessons: $l}) { id } }',
+            {"l": ["fine", "z" * 2_001]},
+            "lessons",
+        ),
+        ('mutation { setEntityAlias(alias: "' + "a" * 201 + '", canonical: "b") }', {}, "alias"),
+    ],
+    ids=["task-description", "episode-outcome", "episode-lessons", "alias-literal"],
+)
+async def test_free_text_fields_have_lengths(
+    api: Api, query: str, variables: dict, field: str
+) -> None:
+    body = await api.gql(query, variables)
+    assert code_of(body) == "BAD_INPUT"
+    assert body["errors"][0]["extensions"]["field"] == field
+
+
+async def test_json_scalars_keep_their_own_key_names(api: Api) -> None:
+    metadata = {"description": "d" * 5_000}  # a client's key, not the createTask argument
+    body = await api.gql(ADD, {"input": {"sessionId": "s", "content": "x", "metadata": metadata}})
+    assert "errors" not in body, body

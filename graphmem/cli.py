@@ -119,33 +119,21 @@ def _serve(settings: Settings, with_services: bool) -> int:
 
     from .api.app import create_app
     from .api.auth import api_keys
+    from .api.server import uvicorn_options
 
     if with_services:
         _services(settings, "up", as_json=False)
     _print_keys(settings, api_keys(settings))
     print(f"GraphQL on http://{settings.host}:{settings.port}/graphql")
+    options = uvicorn_options(settings)
     if settings.workers == 1:
-        uvicorn.run(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            log_level="info",
-            access_log=False,
-        )
+        uvicorn.run(create_app(settings), **options)
         return 0
     # Worker processes build their app from the environment: hand them what the
     # command line decided.
     os.environ["GRAPHMEM_HOST"] = settings.host
     os.environ["GRAPHMEM_PORT"] = str(settings.port)
-    uvicorn.run(
-        "graphmem.api.app:create_app",
-        factory=True,
-        workers=settings.workers,
-        host=settings.host,
-        port=settings.port,
-        log_level="info",
-        access_log=False,
-    )
+    uvicorn.run("graphmem.api.app:create_app", factory=True, workers=settings.workers, **options)
     return 0
 
 

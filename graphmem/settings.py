@@ -229,6 +229,10 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(100_000, ge=1000)
     max_content_chars: int = Field(20_000, ge=1)
     max_batch_items: int = Field(500, ge=1)
+    #: a request's headers must arrive within this many seconds of its first byte
+    header_timeout_seconds: float = Field(10.0, gt=0, le=300)
+    #: and its body within this many (a client may not hold a request open for longer)
+    body_timeout_seconds: float = Field(30.0, gt=0, le=3600)
     #: Host headers /mcp accepts (DNS-rebinding protection); empty turns the check off
     mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["127.0.0.1:*", "localhost:*", "[::1]:*"]

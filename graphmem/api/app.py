@@ -153,10 +153,14 @@ def create_app(
         keys=keys,
         connection_init_wait_timeout=timedelta(seconds=10),
     )
-    protected = BearerAuth(BodyLimit(graphql, settings.max_body_bytes), keys)
+    protected = BearerAuth(
+        BodyLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds), keys
+    )
     holder: dict[str, Memory] = {}
     mcp_app, mcp_sessions = mcp_http_app(lambda: holder["service"], settings.mcp_allowed_hosts)
-    mcp = BearerAuth(BodyLimit(mcp_app, settings.max_body_bytes), keys)
+    mcp = BearerAuth(
+        BodyLimit(mcp_app, settings.max_body_bytes, settings.body_timeout_seconds), keys
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import ErrorCode
@@ -10,11 +12,13 @@ from .errors import error_response
 
 
 class BodyLimit:
-    """Reads at most ``max_bytes`` of a request body; larger requests get 413."""
+    """Reads at most ``max_bytes`` of a request body, within ``timeout`` seconds; larger
+    requests get 413, slower ones 408 (a trickling body would hold a request open)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float = 30.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -27,18 +31,26 @@ class BodyLimit:
             return
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                await self._reject(scope, receive, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        await self._reject(scope, receive, send)
+                        return
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            response = error_response(
+                408, f"request body not received within {self.timeout:g} s", ErrorCode.BAD_INPUT
+            )
+            await response(scope, receive, send)
+            return
         body = b"".join(chunks)
         sent = False
 

@@ -19,7 +19,12 @@ KEY = "hardening-key-0001"
 @pytest.fixture(scope="module")
 def server(stack: Stack) -> Iterator[str]:
     port = free_port()
-    env = stack_env(stack, GRAPHMEM_API_KEYS=f"{KEY}=t-hardening")
+    env = stack_env(
+        stack,
+        GRAPHMEM_API_KEYS=f"{KEY}=t-hardening",
+        GRAPHMEM_HEADER_TIMEOUT_SECONDS="1",
+        GRAPHMEM_BODY_TIMEOUT_SECONDS="1",
+    )
     proc = start_server(env, port)
     try:
         yield f"http://127.0.0.1:{port}"
@@ -78,3 +83,42 @@ async def test_oversized_document_is_refused_before_parsing(server: str) -> None
     body = response.json()
     assert body["errors"][0]["extensions"]["code"] == "BAD_INPUT"
     assert "longer than 100000 characters" in body["errors"][0]["message"]
+
+
+async def _closed_within(server: str, payload: bytes, seconds: float) -> tuple[float, bytes]:
+    """Send ``payload`` and stall; how long until the server answers or hangs up."""
+    host, port = server.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    started = time.perf_counter()
+    try:
+        if payload:
+            writer.write(payload)
+            await writer.drain()
+        answer = await asyncio.wait_for(reader.read(65536), seconds)
+    finally:
+        writer.close()
+    return time.perf_counter() - started, answer
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"", b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"],
+    ids=["silent", "slow-headers"],
+)
+async def test_connections_that_never_finish_their_headers_are_closed(
+    server: str, payload: bytes
+) -> None:
+    elapsed, answer = await _closed_within(server, payload, seconds=10)
+    assert answer == b""  # closed, nothing sent
+    assert elapsed < 5
+
+
+async def test_a_body_that_never_arrives_gets_408(server: str) -> None:
+    head = (
+        f"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {KEY}\r\n"
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":'
+    ).encode()
+    elapsed, answer = await _closed_within(server, head, seconds=10)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:80]
+    assert b"BAD_INPUT" in answer
+    assert elapsed < 5

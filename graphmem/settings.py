@@ -229,6 +229,9 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(100_000, ge=1000)
     max_content_chars: int = Field(20_000, ge=1)
     max_batch_items: int = Field(500, ge=1)
+    #: bearer token for GET /metrics (its series name tenants, so no API key may read
+    #: them); unset, /metrics answers 403
+    metrics_token: str | None = None
     #: a request's headers must arrive within this many seconds of its first byte
     header_timeout_seconds: float = Field(10.0, gt=0, le=300)
     #: and its body within this many (a client may not hold a request open for longer)

@@ -208,6 +208,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: the operator's token for GET /metrics in servers the tests start
+METRICS_TOKEN = "metrics-token-for-tests"
+
+
 @dataclass
 class LiveApi:
     """A real uvicorn server on 127.0.0.1 (for MCP over HTTP and /metrics)."""
@@ -242,7 +246,9 @@ async def live_api(stack: Stack) -> AsyncIterator[LiveApi]:
     tenants = [new_tenant(), new_tenant()]
     keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
     port = free_port()
-    app = create_app(stack.settings(api_keys={k: t for t, k in keys.items()}))
+    app = create_app(
+        stack.settings(api_keys={k: t for t, k in keys.items()}, metrics_token=METRICS_TOKEN)
+    )
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hmac
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -107,6 +108,15 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def metrics(request: Request) -> Response:
+    """Prometheus text for the operator: series are labelled by tenant, so only the
+    metrics token (never an API key) may read them."""
+    token = request.app.state.settings.metrics_token
+    sent = request.headers.get("authorization", "")
+    if not token or not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+        reason = "send Authorization: Bearer <GRAPHMEM_METRICS_TOKEN>"
+        if not token:
+            reason = "/metrics is off: set GRAPHMEM_METRICS_TOKEN to read it"
+        return error_response(403, reason, ErrorCode.FORBIDDEN)
     service: Memory | None = getattr(request.app.state, "service", None)
     if service is None:
         return Response(status_code=503)

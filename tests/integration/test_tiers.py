@@ -13,7 +13,7 @@ import pytest
 
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory, RecallQuery
-from tests.conftest import Api, LiveApi, Stack, run_cypher
+from tests.conftest import METRICS_TOKEN, Api, LiveApi, Stack, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
 
 
@@ -291,7 +291,8 @@ async def test_metrics_move_as_operations_run(live_api: LiveApi) -> None:
 
     async def scrape() -> str:
         async with httpx.AsyncClient() as client:
-            return (await client.get(f"{live_api.url}/metrics")).text
+            headers = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+            return (await client.get(f"{live_api.url}/metrics", headers=headers)).text
 
     before = await scrape()
     assert "# TYPE memory_recall_latency_ms histogram" in before

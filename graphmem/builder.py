@@ -30,14 +30,16 @@ from .errors import ConfigurationError
 from .events import EventBus
 from .manager import MemoryManager
 from .memory import Limits, Memory
+from .memory.admission import AdmissionLimits
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
 from .settings import MemoryConfig, PersonaConfig, Settings
-from .stores import ConversationStore, GraphStore, HotTier, ProfileStore
+from .stores import AdmissionStore, ConversationStore, GraphStore, HotTier, ProfileStore
 from .stores.neo4j.entities import Neo4jEntityStore
 from .stores.neo4j.episodes import Neo4jEpisodeStore
 from .stores.neo4j.graph import Neo4jGraphStore
 from .stores.neo4j.profiles import Neo4jProfileStore
+from .stores.redis.admission import RedisAdmission
 from .stores.redis.conversation import RedisConversationStore
 from .stores.redis.hot import RedisHotTier
 
@@ -54,6 +56,8 @@ class MemoryBuilder:
         self._demotion: DemotionPolicy | None = None
         self._metrics: Metrics | None = None
         self._events: EventBus | None = None
+        self._admission: AdmissionStore | None = None
+        self._admission_limits = AdmissionLimits()
         self._entities: EntityMemory | None = None
         self._episodes: EpisodicMemory | None = None
         self._profiles: ProfileStore | None = None
@@ -121,6 +125,12 @@ class MemoryBuilder:
         self._personas = dict(personas or {})
         return self
 
+    def with_admission(self, store: AdmissionStore | None, limits: AdmissionLimits) -> Self:
+        """Rate limits and quotas per tenant, counted in ``store`` (Redis) so that every
+        replica enforces the same limit; without a store nothing is limited."""
+        self._admission, self._admission_limits = store, limits
+        return self
+
     def with_events(self, events: EventBus | None) -> Self:
         """Publish the change feed (Redis pub/sub) from the built service."""
         self._events = events
@@ -171,6 +181,8 @@ class MemoryBuilder:
             demotion=self._demotion,
             metrics=self._metrics,
             events=self._events,
+            admission=self._admission,
+            admission_limits=self._admission_limits,
             entities=self._entities,
             episodes=self._episodes,
         )
@@ -218,6 +230,15 @@ class MemoryBuilder:
             .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))
+            .with_admission(
+                RedisAdmission(hot.client),
+                AdmissionLimits(
+                    requests_per_second=settings.rate_limit_per_second,
+                    concurrent_expensive=settings.max_concurrent_expensive,
+                    max_memories=settings.quota_memories,
+                    max_bytes=settings.quota_bytes,
+                ),
+            )
             .with_config(settings.memory)
             .with_limits(
                 Limits(

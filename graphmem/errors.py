@@ -16,6 +16,8 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "FORBIDDEN"
     NOT_FOUND = "NOT_FOUND"
     UNAVAILABLE = "UNAVAILABLE"
+    RATE_LIMITED = "RATE_LIMITED"
+    QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
     INTERNAL = "INTERNAL"
 
 
@@ -51,6 +53,18 @@ class NotFound(GraphmemError):
 
 class Unavailable(GraphmemError):
     code = ErrorCode.UNAVAILABLE
+
+
+class RateLimited(GraphmemError):
+    """Too many requests, or too many expensive ones at once, for one key; retry later."""
+
+    code = ErrorCode.RATE_LIMITED
+
+
+class QuotaExceeded(GraphmemError):
+    """The tenant holds as many memories (or bytes) as it may."""
+
+    code = ErrorCode.QUOTA_EXCEEDED
 
 
 class ConfigurationError(GraphmemError):

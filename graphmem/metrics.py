@@ -51,6 +51,12 @@ class Metrics:
             ["tenant"],
             registry=r,
         )
+        self.refused = Counter(
+            "graphmem_admission_refused",
+            "Requests refused by admission control (rate, concurrency, quota), per tenant",
+            ["tenant", "reason"],
+            registry=r,
+        )
         self._recalls: dict[str, tuple[int, int]] = {}
 
     def hot(self, tenant: str, tokens: int, limit: int) -> None:

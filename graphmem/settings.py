@@ -229,6 +229,13 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(100_000, ge=1000)
     max_content_chars: int = Field(20_000, ge=1)
     max_batch_items: int = Field(500, ge=1)
+    #: per tenant (API key): requests per second, and expensive operations (recall,
+    #: search, spill ...) at once; 0 switches a limit off
+    rate_limit_per_second: int = Field(1000, ge=0)
+    max_concurrent_expensive: int = Field(8, ge=0)
+    #: per tenant: memories and bytes of content it may store (0: no quota)
+    quota_memories: int = Field(0, ge=0)
+    quota_bytes: int = Field(0, ge=0)
     #: bearer token for GET /metrics (its series name tenants, so no API key may read
     #: them); unset, /metrics answers 403
     metrics_token: str | None = None

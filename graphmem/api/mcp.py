@@ -104,6 +104,15 @@ def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
 
 
 async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
+    """Run one tool under the tenant's admission limits; returns JSON-ready data."""
+    await service.admission.request(tenant)
+    if name in ("memory_recall", "memory_spill"):
+        async with service.admission.expensive(tenant):
+            return await _call(service, tenant, name, args)
+    return await _call(service, tenant, name, args)
+
+
+async def _call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
     """Run one tool; returns JSON-ready data (camelCase, as the GraphQL API)."""
     if name == "memory_add":
         kind = _str(args, "type")

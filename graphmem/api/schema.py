@@ -14,6 +14,7 @@ from graphql.error import GraphQLError
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from .admission import AdmissionControl
 from .entities import EntityMutation, EntityQuery
 from .episodes import EpisodeMutation, EpisodeQuery
 from .errors import TypedErrors, typed_error
@@ -68,6 +69,7 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
             # Token, depth, alias and expanded-size limits in one linear pass before
             # any fragment-expanding rule runs; parse and validation cached per text.
             lambda: DocumentGuard(limits),
+            AdmissionControl,
             TypedErrors,
         ],
     )

@@ -18,8 +18,9 @@ from ..models import scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from ..retrieval import Weights
 from ..settings import MemoryConfig
-from ..stores import GraphStore, HotTier
+from ..stores import AdmissionStore, GraphStore, HotTier
 from ..working import WorkingMemory
+from .admission import Admission, AdmissionLimits
 from .enrichment import Enrichment
 from .ingest import Ingest
 from .inputs import Inputs, Limits
@@ -45,6 +46,7 @@ class Memory:
     the cascading get · ``recall`` search and recall (``ranker`` the ranking itself) ·
     ``removal`` forget and prune · ``reports`` hot list, stats, find, status ·
     ``maintenance`` the background pass · ``sessions`` per-session settings ·
+    ``admission`` rate limits and quotas per tenant ·
     ``entities``, ``episodes``, ``working``, ``manager`` the other memory types ·
     ``hot_tier``, ``graph``, ``embedder`` the stores and models underneath.
     """
@@ -64,6 +66,8 @@ class Memory:
         events: EventBus | NullBus | None = None,
         entities: EntityMemory | None = None,
         episodes: EpisodicMemory | None = None,
+        admission: AdmissionStore | None = None,
+        admission_limits: AdmissionLimits | None = None,
     ) -> None:
         self.hot_tier = hot
         self.graph = graph
@@ -92,6 +96,9 @@ class Memory:
 
         self.inputs = Inputs(self.limits)
         self.sessions = Sessions(hot, config)
+        self.admission = Admission(
+            admission, admission_limits or AdmissionLimits(), self.metrics, self._exact_usage
+        )
         self.enrichment = Enrichment(hot, embedder, entities)
         self.spills = Spiller(hot, graph, self.sessions, self.enrichment, self.metrics, self.events)
         self.ingest = Ingest(
@@ -104,6 +111,7 @@ class Memory:
             self.rules,
             self.metrics,
             self.events,
+            self.admission,
         )
         self.promotion = Promotion(
             hot, graph, self.sessions, self.spills, self.rules, self.metrics, self.events
@@ -123,6 +131,10 @@ class Memory:
         self.reports = Reporting(self.inputs, hot, graph, self.sessions)
         demotion = demotion or IdleWarmDemotion(timedelta(seconds=config.demote_after_idle_seconds))
         self.maintenance = Maintenance(hot, graph, self.sessions, self.spills, demotion, config)
+
+    async def _exact_usage(self, tenant: str) -> tuple[int, int]:
+        rows = await self.reports.stats(tenant)
+        return sum(r["items"] for r in rows), sum(r["bytes"] for r in rows)
 
     async def close(self) -> None:
         await self.spills.close()

@@ -16,6 +16,7 @@ from ..metrics import Metrics
 from ..models import MemoryItem, Tier, content_hash, utcnow
 from ..policy import MemoryRules
 from ..stores import GraphStore, HotTier
+from .admission import Admission
 from .inputs import AddMemory, Inputs
 from .sessions import Sessions
 from .spill import Spiller
@@ -33,6 +34,7 @@ class Ingest:
         rules: MemoryRules,
         metrics: Metrics,
         events: EventBus | NullBus,
+        admission: Admission,
     ) -> None:
         self.inputs = inputs
         self.sessions = sessions
@@ -43,6 +45,7 @@ class Ingest:
         self.rules = rules
         self.metrics = metrics
         self.events = events
+        self.admission = admission
 
     async def add(self, tenant: str, spec: AddMemory | dict[str, Any]) -> MemoryItem:
         (item,) = await self.add_many(tenant, [spec])
@@ -59,6 +62,8 @@ class Ingest:
                 f"inputs: at most {limits.max_batch_items} memories per call", field="inputs"
             )
         valid = [self.inputs.add(s) for s in specs]
+        size = sum(len(s.content.encode("utf-8")) for s in valid)
+        await self.admission.reserve(tenant, len(valid), size)
         counts = self.tokens.count_many([s.content for s in valid])
         now = utcnow()
         clock = time.time_ns()
@@ -86,6 +91,9 @@ class Ingest:
             by_session.setdefault(item.session_id, []).append(item)
         for session_id, batch in by_session.items():
             total, overrides = await self.hot.put(tenant, session_id, batch)
+            await self.admission.added(
+                tenant, len(batch), sum(len(i.content.encode("utf-8")) for i in batch)
+            )
             config = self.sessions.effective(overrides)
             self.metrics.hot(tenant, total, config.hot_token_limit)
             await self.events.publish(

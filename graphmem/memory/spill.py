@@ -242,6 +242,11 @@ class Spiller:
                 delay *= 2
         raise AssertionError("unreachable")
 
+    async def settle(self) -> None:
+        """Wait for the automatic spills in flight to end (whatever their outcome)."""
+        while self._running:
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+
     async def close(self) -> None:
         for task in list(self._running.values()):
             task.cancel()

@@ -329,6 +329,8 @@ async def serve_and_load(
         "GRAPHMEM_MAINTENANCE_ENABLED": "false",
         "GRAPHMEM_PORT": str(port),
         "GRAPHMEM_WORKERS": str(workers),
+        # capacity, not policy: one tenant's load here would pass the per-tenant limit
+        "GRAPHMEM_RATE_LIMIT_PER_SECOND": "0",
     }
     server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
         [sys.executable, "-m", "graphmem.cli", "serve"],

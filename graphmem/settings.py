@@ -229,6 +229,8 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(100_000, ge=1000)
     max_content_chars: int = Field(20_000, ge=1)
     max_batch_items: int = Field(500, ge=1)
+    #: the MCP event stream (GET /mcp) ends after this many seconds; clients reconnect
+    mcp_stream_seconds: float = Field(60.0, gt=0, le=3600)
     #: per tenant (API key): requests per second, and expensive operations (recall,
     #: search, spill ...) at once; 0 switches a limit off
     rate_limit_per_second: int = Field(1000, ge=0)

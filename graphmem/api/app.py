@@ -31,7 +31,7 @@ from . import bodies
 from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
 from .errors import error_response
 from .guard import Limits
-from .limits import BodyLimit
+from .limits import BodyLimit, StreamLifetime
 from .mcp import http_app as mcp_http_app
 from .schema import build_schema
 
@@ -169,7 +169,11 @@ def create_app(
     holder: dict[str, Memory] = {}
     mcp_app, mcp_sessions = mcp_http_app(lambda: holder["service"], settings.mcp_allowed_hosts)
     mcp = BearerAuth(
-        BodyLimit(mcp_app, settings.max_body_bytes, settings.body_timeout_seconds), keys
+        StreamLifetime(
+            BodyLimit(mcp_app, settings.max_body_bytes, settings.body_timeout_seconds),
+            settings.mcp_stream_seconds,
+        ),
+        keys,
     )
 
     @contextlib.asynccontextmanager

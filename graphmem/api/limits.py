@@ -71,3 +71,39 @@ class BodyLimit:
             maxBytes=self.max_bytes,
         )
         await response(scope, receive, send)
+
+
+class StreamLifetime:
+    """Ends a long-lived GET response (the MCP event stream) after ``seconds``. The MCP
+    transport lets a server close that stream at any time and clients reconnect; without
+    an end, an idle client holds a socket for as long as it likes."""
+
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        started = finished = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                finished = True
+            await send(message)
+
+        try:
+            async with asyncio.timeout(self.seconds):
+                await self.app(scope, receive, tracked)
+        except TimeoutError:
+            if started and not finished:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            elif not started:
+                response = error_response(
+                    408, "the stream's time is up; reconnect", ErrorCode.BAD_INPUT
+                )
+                await response(scope, receive, send)

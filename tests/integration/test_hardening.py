@@ -24,6 +24,7 @@ def server(stack: Stack) -> Iterator[str]:
         GRAPHMEM_API_KEYS=f"{KEY}=t-hardening",
         GRAPHMEM_HEADER_TIMEOUT_SECONDS="1",
         GRAPHMEM_BODY_TIMEOUT_SECONDS="1",
+        GRAPHMEM_MCP_STREAM_SECONDS="2",
     )
     proc = start_server(env, port)
     try:
@@ -122,3 +123,14 @@ async def test_a_body_that_never_arrives_gets_408(server: str) -> None:
     assert answer.startswith(b"HTTP/1.1 408"), answer[:80]
     assert b"BAD_INPUT" in answer
     assert elapsed < 5
+
+
+async def test_the_mcp_event_stream_ends_by_itself(server: str) -> None:
+    headers = {"Authorization": f"Bearer {KEY}", "Accept": "text/event-stream"}
+    async with httpx.AsyncClient(base_url=server, timeout=20) as client:
+        for _ in range(2):  # ends by itself, and the client may open it again
+            started = time.perf_counter()
+            async with client.stream("GET", "/mcp", headers=headers) as stream:
+                async for _chunk in stream.aiter_bytes():
+                    pass
+            assert 1.5 < time.perf_counter() - started < 10  # held open until the cap

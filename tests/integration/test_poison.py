@@ -241,3 +241,46 @@ async def test_json_scalars_keep_their_own_key_names(api: Api) -> None:
     metadata = {"description": "d" * 5_000}  # a client's key, not the createTask argument
     body = await api.gql(ADD, {"input": {"sessionId": "s", "content": "x", "metadata": metadata}})
     assert "errors" not in body, body
+
+
+async def test_one_failing_session_does_not_starve_maintenance_of_other_tenants(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session whose flush fails (the poison of the past: a bad row, a store error) is
+    reported and skipped; every other tenant's idle sessions are still flushed."""
+    import asyncio
+    from urllib.parse import urlsplit, urlunsplit
+
+    import redis.asyncio as aioredis
+
+    from tests.conftest import new_tenant
+    from tests.integration.test_tiers import build
+
+    own_db = urlunsplit(urlsplit(stack.redis_url)._replace(path="/8"))
+    async with aioredis.Redis.from_url(own_db) as r:
+        await r.flushdb()
+    service = await build(
+        stack,
+        redis_url=own_db,
+        config={"sessionTtlSeconds": 10, "flushBeforeExpirySeconds": 9},
+    )
+    poisoned, healthy = new_tenant(), new_tenant()
+    flush = service.spills.flush
+
+    async def failing_for_one_tenant(tenant: str, *args: object, **kwargs: object) -> object:
+        if tenant == poisoned:
+            raise ValueError("a row that cannot be written")
+        return await flush(tenant, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(service.spills, "flush", failing_for_one_tenant)
+    try:
+        for tenant in (poisoned, healthy):
+            await service.ingest.add(tenant, {"session_id": "s", "content": "flush me"})
+        await asyncio.sleep(1.5)  # idle for longer than TTL minus the flush margin
+        report = await service.maintenance.run_once()
+        assert f"{healthy}/s" in report.flushed
+        assert any(e.startswith(f"{poisoned}/s") for e in report.errors), report.errors
+        assert await service.reports.hot_items(healthy, "s") == []
+        assert len(await service.reports.hot_items(poisoned, "s")) == 1  # kept, not lost
+    finally:
+        await service.close()

@@ -14,14 +14,14 @@ from pathlib import Path
 from tests.conftest import ROOT, Stack
 
 
-def run_bench(module: str, out: Path, stack: Stack) -> dict:
+def run_bench(module: str, out: Path, stack: Stack, *args: str) -> dict:
     env = os.environ | {
         "NEO4J_URI": stack.neo4j_uri,
         "REDIS_URL": stack.redis_url,
         "NEO4J_PASSWORD": stack.neo4j_password,
     }
     done = subprocess.run(
-        [sys.executable, "-m", module, "--quick", "--out", str(out)],
+        [sys.executable, "-m", module, "--quick", "--out", str(out), *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -66,3 +66,19 @@ def test_perf_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     stages = result["search"][0]["stages_p50_ms"]
     assert {"embed query", "memory/fulltext_search", "memory/vector_exact_user"} <= set(stages)
     assert result["add_cpu_ms"] and all(v >= 0 for v in result["add_cpu_ms"].values())
+
+
+def test_soak_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    # a Redis database of its own (tests use 0, and FLUSHDB 8 and 9): a process sharing the
+    # stack's Redis with another Neo4j (test_faults) spills every over-budget session there
+    result = run_bench("bench.soak", tmp_path / "s.json", stack, "--redis-db", "13")
+    assert result["summary"]["errors"] == 0, result["error_examples"]
+    assert result["verify"]["acknowledged"] > 0
+    assert result["verify"]["lost"] == 0 and result["verify"]["altered"] == 0
+    assert len(result["samples"]) >= 5
+    assert all(s["rss_mb"] > 0 for s in result["samples"])
+    assert {"addMemory", "addMemories", "spill", "recall", "search", "churn"} <= set(
+        result["requests"]
+    )
+    assert result["churn_documents"] > 0 and result["events"].get("ADDED", 0) > 0
+    assert (tmp_path / "s.png").exists()

@@ -37,9 +37,11 @@ async def raw_candidates(service: Memory, tenant: str, user: str, question: str)
     (vector,) = service.embedder.embed([question])
     q = vector.tolist()
     lucene = lucene_query(question, scope_tokens(tenant, user_id=user))
-    vector_hits = await service.graph.vector_search(tenant, q, 100, user_id=user)
+    vector_hits = await service.graph.search.vector_search(tenant, q, 100, user_id=user)
     text_only = (
-        await service.graph.fulltext_search(tenant, lucene, 100, user_id=user) if lucene else []
+        await service.graph.search.fulltext_search(tenant, lucene, 100, user_id=user)
+        if lucene
+        else []
     )
     vector_hits, text_hits = await service.ranker.candidate_cosines(
         tenant, q, vector_hits, text_only

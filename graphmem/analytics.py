@@ -51,7 +51,7 @@ class Analytics:
 
     async def tier_utilisation(self, session_ids: list[str] | None = None) -> pd.DataFrame:
         """Per session: hot items, tokens, budget and utilisation; warm and cold counts."""
-        sessions = session_ids or await self.service.hot_tier.sessions(self.tenant)
+        sessions = session_ids or await self.service.hot_tier.index.sessions(self.tenant)
         rows = []
         for sid in sessions:
             s = await self.service.reports.status(self.tenant, sid)

@@ -52,4 +52,4 @@ class IdleWarmDemotion:
     max_idle: timedelta
 
     async def demote(self, graph: GraphStore, tenant: str, now: datetime) -> list[str]:
-        return await graph.demote_idle_warm(tenant, now - self.max_idle, now)
+        return await graph.scans.demote_idle_warm(tenant, now - self.max_idle, now)

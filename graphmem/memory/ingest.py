@@ -102,7 +102,7 @@ class Ingest:
             if self.rules.write_through:
                 await self._write_through(tenant, session_id, batch)
             if config.auto_spill_enabled and total > config.hot_token_limit:
-                await self.hot.mark_over_budget(tenant, session_id)
+                await self.hot.index.mark_over_budget(tenant, session_id)
                 await self.spiller.in_background(tenant, session_id, config)
         return items
 

@@ -59,14 +59,14 @@ class Maintenance:
         # Only two kinds of session need work: idle ones (from the activity index) and
         # ones an add saw over budget. Walking every live session each pass would cost
         # O(sessions) round trips and delay the flushes that are due.
-        for tenant in await self.hot.tenants():
-            idle = await self.hot.idle_sessions(tenant, idle_since)
+        for tenant in await self.hot.index.tenants():
+            idle = await self.hot.index.idle_sessions(tenant, idle_since)
             for session_id in idle:
                 try:
                     await self._flush_idle(tenant, session_id, report)
                 except Exception as exc:
                     self._failed(report, f"{tenant}/{session_id}", exc)
-            for session_id in await self.hot.over_budget(tenant):
+            for session_id in await self.hot.index.over_budget(tenant):
                 if session_id in idle:
                     continue
                 try:
@@ -95,7 +95,7 @@ class Maintenance:
             result = await self.spiller.flush(tenant, session_id, items, config)
         if result.spilled_ids:
             report.flushed[f"{tenant}/{session_id}"] = result.spilled_ids
-        await self.hot.drop_if_gone(tenant, session_id)
+        await self.hot.index.drop_if_gone(tenant, session_id)
 
     async def _catch_up(self, tenant: str, session_id: str, report: MaintenanceReport) -> None:
         config = await self.sessions.config(tenant, session_id)
@@ -106,7 +106,7 @@ class Maintenance:
             if result.spilled_ids:
                 report.caught_up[f"{tenant}/{session_id}"] = result.spilled_ids
         else:
-            await self.hot.clear_over_budget(tenant, session_id)
+            await self.hot.index.clear_over_budget(tenant, session_id)
 
     @staticmethod
     def _failed(report: MaintenanceReport, where: str, exc: Exception) -> None:

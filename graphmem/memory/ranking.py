@@ -53,13 +53,13 @@ class Ranker:
         limit = q.limit if q.retriever is Retriever.FULLTEXT else w.candidates
         text_task = (
             asyncio.ensure_future(
-                self.graph.fulltext_search(tenant, lucene, limit, types=q.types, **scope)
+                self.graph.search.fulltext_search(tenant, lucene, limit, types=q.types, **scope)
             )
             if lucene
             else None
         )
         size_task = (
-            asyncio.ensure_future(self.graph.scope_size(tenant, q.session_id, q.user_id))
+            asyncio.ensure_future(self.graph.search.scope_size(tenant, q.session_id, q.user_id))
             if q.retriever is not Retriever.FULLTEXT and (q.session_id or q.user_id)
             else None
         )
@@ -68,19 +68,19 @@ class Ranker:
             query_vector: list[float] = vector.tolist()
             size = await size_task if size_task else None
             if q.retriever is Retriever.VECTOR:
-                hits = await self.graph.vector_search(
+                hits = await self.graph.search.vector_search(
                     tenant, query_vector, q.limit, types=q.types, scope_size=size, **scope
                 )
                 return [(i, s, s) for i, s in hits], query_vector
             text_only = await text_task if text_task else []
             if q.retriever is Retriever.FULLTEXT:
                 ids = [i.id for i, _ in text_only]
-                scores = await self.graph.candidate_scores(tenant, ids, query_vector, ids)
+                scores = await self.graph.search.candidate_scores(tenant, ids, query_vector, ids)
                 return [
                     (i, s, scores.get(i.id, (None, None))[0] or 0.0) for i, s in text_only
                 ], query_vector
             vector_hits, entity_hits = await asyncio.gather(
-                self.graph.vector_search(
+                self.graph.search.vector_search(
                     tenant, query_vector, w.candidates, types=q.types, scope_size=size, **scope
                 ),
                 self.entity_hits(tenant, q),
@@ -114,7 +114,7 @@ class Ranker:
         fetched, and every candidate brings its sentence vectors: a memory of several
         sentences is as close to the query as its best sentence."""
         found = {i.id for i, _ in vector_hits}
-        scores = await self.graph.candidate_scores(
+        scores = await self.graph.search.candidate_scores(
             tenant,
             list(dict.fromkeys([*found, *(i.id for i, _ in text_only)])),
             query_vector,
@@ -133,7 +133,7 @@ class Ranker:
         self, tenant: str, ids: list[str], query_vector: list[float], window: int
     ) -> list[tuple[str, MemoryItem, float]]:
         """The turns around each memory, with their (best-sentence) cosine."""
-        near = await self.graph.neighbours(tenant, ids, query_vector, window=window)
+        near = await self.graph.search.neighbours(tenant, ids, query_vector, window=window)
         best = self.best(
             query_vector, {i.id: v for _, i, _, v in near}, {i.id: c for _, i, c, _ in near}
         )
@@ -158,7 +158,7 @@ class Ranker:
         keys = await self.entities.keys_for(tenant, found)
         if not keys:
             return {}
-        matched = await self.graph.memories_mentioning(
+        matched = await self.graph.search.memories_mentioning(
             tenant, keys, self.weights.candidates, session_id=q.session_id, user_id=q.user_id
         )
         return {item_id: n / len(keys) for item_id, n in matched.items()}

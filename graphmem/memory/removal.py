@@ -58,7 +58,7 @@ class Removal:
         mentioned, their MENTIONED edges, sessions left empty and the user node."""
         Inputs.scope(None, user_id)
         hot_removed = 0
-        for session_id in await self.hot.sessions(tenant):
+        for session_id in await self.hot.index.sessions(tenant):
             async with self.sessions.lock(tenant, session_id):
                 ids = [
                     i.id for i in await self.hot.items(tenant, session_id) if i.user_id == user_id
@@ -85,7 +85,7 @@ class Removal:
         except ValidationError as exc:
             raise bad_input(exc) from exc
         Inputs.scope(policy.session_id, policy.user_id)
-        candidates = await self.graph.prune_candidates(
+        candidates = await self.graph.scans.prune_candidates(
             tenant,
             [t.value for t in policy.tiers],
             [t.value for t in policy.types] if policy.types else None,

@@ -41,11 +41,11 @@ class Reporting:
                 "tokens": int(r["tokens"]),
                 "bytes": int(r["bytes"]),
             }
-            for r in await self.graph.stats(tenant, session_id, user_id)
+            for r in await self.graph.scans.stats(tenant, session_id, user_id)
             if r["tier"] != Tier.HOT.value  # a promoted node's hot copy is counted below
         ]
         hot: dict[str, dict[str, int]] = {}
-        sessions = [session_id] if session_id else await self.hot.sessions(tenant)
+        sessions = [session_id] if session_id else await self.hot.index.sessions(tenant)
         for sid in sessions:
             for item in await self.hot.items(tenant, sid):
                 if user_id is not None and item.user_id != user_id:
@@ -72,14 +72,14 @@ class Reporting:
             raise BadInput("text: must not be empty", field="text")
         needle = text.lower()
         hot: list[MemoryItem] = []
-        sessions = [session_id] if session_id else await self.hot.sessions(tenant)
+        sessions = [session_id] if session_id else await self.hot.index.sessions(tenant)
         for sid in sessions:
             hot += [
                 i
                 for i in await self.hot.items(tenant, sid)
                 if needle in i.content.lower() and (user_id is None or i.user_id == user_id)
             ]
-        graph = await self.graph.substring(tenant, needle, session_id, user_id, limit)
+        graph = await self.graph.scans.substring(tenant, needle, session_id, user_id, limit)
         seen = {i.id for i in hot}
         found = hot + [i for i in graph if i.id not in seen]
         return sorted(found, key=lambda i: (i.created_at, i.seq), reverse=True)[:limit]
@@ -88,8 +88,8 @@ class Reporting:
         Inputs.scope(session_id, None)
         hot_items, graph_counts, overrides = await asyncio.gather(
             self.hot.items(tenant, session_id),
-            self.graph.count_by_tier(tenant, session_id),
-            self.hot.session_config(tenant, session_id),
+            self.graph.scans.count_by_tier(tenant, session_id),
+            self.hot.index.session_config(tenant, session_id),
         )
         config = self.sessions.effective(overrides)
         limit = config.hot_token_limit

@@ -34,14 +34,14 @@ class Sessions:
 
     async def config(self, tenant: str, session_id: str) -> MemoryConfig:
         Inputs.scope(session_id, None)
-        return self.effective(await self.hot.session_config(tenant, session_id))
+        return self.effective(await self.hot.index.session_config(tenant, session_id))
 
     async def configure(
         self, tenant: str, session_id: str, overrides: dict[str, Any]
     ) -> MemoryConfig:
         """Override the tier settings for one session; ``None`` values reset a setting."""
         Inputs.scope(session_id, None)
-        current = await self.hot.session_config(tenant, session_id)
+        current = await self.hot.index.session_config(tenant, session_id)
         names = {f.alias: n for n, f in MemoryConfig.model_fields.items() if f.alias}
         for key, value in overrides.items():
             name = names.get(key, key)
@@ -57,7 +57,7 @@ class Sessions:
             raise bad_input(exc) from exc
         except ValueError as exc:
             raise BadInput(f"invalid session settings: {exc}") from exc
-        await self.hot.set_session_config(tenant, session_id, current)
+        await self.hot.index.set_session_config(tenant, session_id, current)
         return effective
 
     def lock(self, tenant: str, session_id: str) -> asyncio.Lock:

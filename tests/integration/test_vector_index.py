@@ -73,7 +73,7 @@ async def test_service_recall_uses_the_vector_index_beyond_the_exact_scan_limit(
     for text in ["The budget is $50K", "The venue is in Porto", "Dinner was at eight"]:
         await service.ingest.add(tenant, {"session_id": "s", "content": text})
     await service.spills.spill(tenant, "s", count=3)
-    service.graph.exact_scan_limit = 0  # type: ignore[attr-defined]
+    service.graph.search.exact_scan_limit = 0  # type: ignore[attr-defined]
     hits = await service.recall.search(tenant, RecallQuery(session_id="s", query="how much money"))
     assert hits[0].item.content == "The budget is $50K"
     assert {h.item.tenant for h in hits} == {tenant}

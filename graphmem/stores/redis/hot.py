@@ -1,19 +1,13 @@
 """The Redis hot tier: the items a session keeps close, with their token total.
 
-Keys (every one carries the tenant as its hash tag, so the scripts below, which
-touch a session's keys and the tenant's indexes together, stay in one Redis
-Cluster slot):
-
-- ``gm:{<tenant>}:s:<session>:items``   hash: item id → item JSON
-- ``gm:{<tenant>}:s:<session>:meta``    hash: ``tokens`` → token total of the items
-- ``gm:{<tenant>}:s:<session>:config``  hash: per-session setting overrides (JSON)
-- ``gm:{<tenant>}:s:<session>:emb``     hash: item id → cached embedding (base64 float32)
-- ``gm:{<tenant>}:where``               hash: item id → session id (lookups by id)
-- ``gm:{<tenant>}:sessions``            sorted set: session → time of its last write
+The keys are laid out in ``keys.py``; the per-session settings and the indexes the
+maintenance loop walks are the session index (``index.py``), reached as ``index``.
 
 Writes and removals are Lua scripts: the token total always equals the sum of the
-items, and one script call is one round trip. Every write refreshes the session's
-TTL; the maintenance loop flushes sessions before that TTL runs out.
+items, and one script call is one round trip. The put and remove scripts also keep the
+session index current, in the same call, so the two never disagree. Every write
+refreshes the session's TTL; the maintenance loop flushes sessions before that TTL runs
+out.
 """
 
 from __future__ import annotations
@@ -22,21 +16,20 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ...errors import GraphmemError, Unavailable
 from ...models import MemoryItem
-
-T = TypeVar("T")
+from .. import SessionIndex
+from .index import RedisSessionIndex
+from .keys import call, session_keys
 
 # KEYS: items, meta, where, sessions, config, emb   ARGV: session, now, ttl, (id, doc, tokens)*
 _PUT = """
@@ -89,17 +82,6 @@ end
 return 1
 """
 
-# KEYS: items, sessions, over   ARGV: session
-# A session whose keys expired (or were emptied) leaves the indexes maintenance walks.
-_DROP_IF_GONE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('SREM', KEYS[3], ARGV[1])
-  return 1
-end
-return 0
-"""
-
 
 log = logging.getLogger("graphmem.stores")
 
@@ -132,7 +114,9 @@ class RedisHotTier:
         self._put = redis.register_script(_PUT)
         self._remove = redis.register_script(_REMOVE)
         self._touch = redis.register_script(_TOUCH)
-        self._drop_if_gone = redis.register_script(_DROP_IF_GONE)
+        # Declared as the protocol type: HotTier's attributes are settable, so a
+        # structural match needs this exact type.
+        self.index: SessionIndex = RedisSessionIndex(redis, lambda: self.ttl)
 
     @classmethod
     def connect(cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600) -> RedisHotTier:
@@ -156,29 +140,10 @@ class RedisHotTier:
     async def close(self) -> None:
         await self._redis.aclose()
 
-    # --- keys -------------------------------------------------------------------------
-    @staticmethod
-    def _keys(tenant: str, session_id: str) -> list[str]:
-        tag = f"gm:{{{tenant}}}"
-        session = f"{tag}:s:{session_id}"
-        return [
-            f"{session}:items",
-            f"{session}:meta",
-            f"{tag}:where",
-            f"{tag}:sessions",
-            f"{session}:config",
-            f"{session}:emb",
-        ]
-
-    # --- plumbing -------------------------------------------------------------------
-    @staticmethod
-    async def _call(op: Callable[[], Awaitable[T]]) -> T:
-        try:
-            return await op()
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise Unavailable("the hot tier (Redis) is unreachable") from exc
-        except RedisError as exc:
-            raise GraphmemError("hot tier operation failed") from exc
+    # The key layout and error mapping are shared with the session index (and used by
+    # the conversation and admission stores through these names).
+    _keys = staticmethod(session_keys)
+    _call = staticmethod(call)
 
     # --- operations -----------------------------------------------------------------
     async def ping(self) -> None:
@@ -272,75 +237,3 @@ class RedisHotTier:
                 await self._redis.hdel(emb_key, *stale)
 
         await self._call(op)
-
-    # --- per-session settings -----------------------------------------------------------
-    async def session_config(self, tenant: str, session_id: str) -> dict[str, Any]:
-        key = self._keys(tenant, session_id)[4]
-        raw = await self._call(lambda: cast(Awaitable[dict[str, str]], self._redis.hgetall(key)))
-        return {k: json.loads(v) for k, v in raw.items()}
-
-    async def set_session_config(
-        self, tenant: str, session_id: str, overrides: dict[str, Any]
-    ) -> None:
-        key = self._keys(tenant, session_id)[4]
-
-        async def op() -> None:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.delete(key)
-                if overrides:
-                    pipe.hset(key, mapping={k: json.dumps(v) for k, v in overrides.items()})
-                    pipe.expire(key, self.ttl)
-                await pipe.execute()
-
-        await self._call(op)
-
-    # --- sessions -------------------------------------------------------------------------
-    async def tenants(self) -> list[str]:
-        """Tenants with live hot sessions (found by their session index keys)."""
-        found: list[str] = []
-
-        async def op() -> None:
-            async for key in self._redis.scan_iter(match="gm:{*}:sessions", _type="zset"):
-                found.append(key[len("gm:{") : -len("}:sessions")])
-
-        await self._call(op)
-        return found
-
-    async def idle_sessions(self, tenant: str, idle_since: float) -> list[str]:
-        key = self._keys(tenant, "-")[3]
-        return await self._call(
-            lambda: cast(Awaitable[list[str]], self._redis.zrangebyscore(key, "-inf", idle_since))
-        )
-
-    @staticmethod
-    def _over_key(tenant: str) -> str:
-        return f"gm:{{{tenant}}}:over"
-
-    async def mark_over_budget(self, tenant: str, session_id: str) -> None:
-        """Remember a session that went over its token budget, so maintenance can check
-        it (and only it) if the spill the add started does not bring it back."""
-        key = self._over_key(tenant)
-        await self._call(lambda: self._redis.sadd(key, session_id))
-
-    async def over_budget(self, tenant: str) -> list[str]:
-        key = self._over_key(tenant)
-        members = await self._call(lambda: cast(Awaitable[set[str]], self._redis.smembers(key)))
-        return sorted(members)
-
-    async def clear_over_budget(self, tenant: str, session_id: str) -> None:
-        key = self._over_key(tenant)
-        await self._call(lambda: self._redis.srem(key, session_id))
-
-    async def drop_if_gone(self, tenant: str, session_id: str) -> bool:
-        """Forget a session in the indexes if its items are gone (TTL expiry)."""
-        keys = self._keys(tenant, session_id)
-        dropped = await self._call(
-            lambda: self._drop_if_gone(
-                keys=[keys[0], keys[3], self._over_key(tenant)], args=[session_id]
-            )
-        )
-        return bool(dropped)
-
-    async def sessions(self, tenant: str) -> list[str]:
-        key = self._keys(tenant, "-")[3]
-        return await self._call(lambda: cast(Awaitable[list[str]], self._redis.zrange(key, 0, -1)))

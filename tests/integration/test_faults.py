@@ -13,9 +13,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
 from neo4j import GraphDatabase
 
 from graphmem.builder import MemoryBuilder
@@ -63,11 +65,14 @@ async def test_a_neo4j_down_during_1000_adds_loses_and_duplicates_nothing(
     settings = own_stack.settings
     own_stack.neo4j.start()
     tenant = new_tenant()
+    # A Redis database of its own: this test's maintenance pass visits every tenant in
+    # Redis, and must not spill other tests' sessions into this test's private Neo4j.
+    redis_db = urlunsplit(urlsplit(stack.redis_url)._replace(path="/7"))
+    async with aioredis.Redis.from_url(redis_db) as r:
+        await r.flushdb()
     service = (
         MemoryBuilder.from_settings(
-            settings.model_copy(
-                update={"neo4j_uri": own_stack.neo4j_uri, "redis_url": stack.redis_url}
-            )
+            settings.model_copy(update={"neo4j_uri": own_stack.neo4j_uri, "redis_url": redis_db})
         )
         .with_config(hotTokenLimit=200, spillWaitSeconds=2)
         .build()

@@ -301,6 +301,21 @@ def start_server(env: dict[str, str], port: int, timeout: float = 60) -> subproc
     raise AssertionError("graphmem serve did not become ready")
 
 
+async def empty_redis_db(stack: Stack, db: int) -> str:
+    """The URL of Redis database ``db`` of the test stack, emptied. For tests whose
+    maintenance pass visits every tenant in Redis: in a database of their own, they
+    neither flush nor spill what other tests left behind. Each such test has its own
+    number (7 faults, 8 poison, 9 tiers, 13 and 14 the soak bench)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import redis.asyncio as aioredis
+
+    url = urlunsplit(urlsplit(stack.redis_url)._replace(path=f"/{db}"))
+    async with aioredis.Redis.from_url(url) as client:
+        await client.flushdb()
+    return url
+
+
 async def run_cypher(stack: Stack, query: str, **params: Any) -> list[dict[str, Any]]:
     """A query of the test's own over Bolt, to look at the graph behind the API."""
     from neo4j import AsyncGraphDatabase

@@ -13,17 +13,23 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
-import redis.asyncio as aioredis
 from neo4j import GraphDatabase
 
 from graphmem.builder import MemoryBuilder
 from graphmem.devstack import LocalStack
 from graphmem.settings import Settings
-from tests.conftest import ROOT, Stack, free_port, new_tenant, stack_env, start_server
+from tests.conftest import (
+    ROOT,
+    Stack,
+    empty_redis_db,
+    free_port,
+    new_tenant,
+    stack_env,
+    start_server,
+)
 
 
 def own_stack_settings(tmp_path: Path, **overrides: Any) -> Settings:
@@ -67,9 +73,7 @@ async def test_a_neo4j_down_during_1000_adds_loses_and_duplicates_nothing(
     tenant = new_tenant()
     # A Redis database of its own: this test's maintenance pass visits every tenant in
     # Redis, and must not spill other tests' sessions into this test's private Neo4j.
-    redis_db = urlunsplit(urlsplit(stack.redis_url)._replace(path="/7"))
-    async with aioredis.Redis.from_url(redis_db) as r:
-        await r.flushdb()
+    redis_db = await empty_redis_db(stack, 7)
     service = (
         MemoryBuilder.from_settings(
             settings.model_copy(update={"neo4j_uri": own_stack.neo4j_uri, "redis_url": redis_db})

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from graphmem.memory import Memory
-from tests.conftest import Api, Stack, run_cypher
+from tests.conftest import Api, Stack, empty_redis_db, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
 
 FIND = 'query($s: ID) { find(text: "poison", sessionId: $s) { id } }'
@@ -249,16 +249,11 @@ async def test_one_failing_session_does_not_starve_maintenance_of_other_tenants(
     """A session whose flush fails (the poison of the past: a bad row, a store error) is
     reported and skipped; every other tenant's idle sessions are still flushed."""
     import asyncio
-    from urllib.parse import urlsplit, urlunsplit
-
-    import redis.asyncio as aioredis
 
     from tests.conftest import new_tenant
     from tests.integration.test_tiers import build
 
-    own_db = urlunsplit(urlsplit(stack.redis_url)._replace(path="/8"))
-    async with aioredis.Redis.from_url(own_db) as r:
-        await r.flushdb()
+    own_db = await empty_redis_db(stack, 8)
     service = await build(
         stack,
         redis_url=own_db,

@@ -13,7 +13,7 @@ import pytest
 
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory, RecallQuery
-from tests.conftest import METRICS_TOKEN, Api, LiveApi, Stack, run_cypher
+from tests.conftest import METRICS_TOKEN, Api, LiveApi, Stack, empty_redis_db, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
 
 
@@ -225,13 +225,7 @@ async def test_idle_sessions_are_flushed_before_their_ttl_runs_out(
 ) -> None:
     # A Redis database of its own: maintenance visits every tenant's idle sessions, and
     # with this short TTL it would first flush what every earlier test left behind.
-    from urllib.parse import urlsplit, urlunsplit
-
-    import redis.asyncio as aioredis
-
-    own_db = urlunsplit(urlsplit(stack.redis_url)._replace(path="/9"))
-    async with aioredis.Redis.from_url(own_db) as r:
-        await r.flushdb()
+    own_db = await empty_redis_db(stack, 9)
     service = await build(
         stack,
         redis_url=own_db,

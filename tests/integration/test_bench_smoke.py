@@ -66,3 +66,11 @@ def test_perf_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     stages = result["search"][0]["stages_p50_ms"]
     assert {"embed query", "memory/fulltext_search", "memory/vector_exact_user"} <= set(stages)
     assert result["add_cpu_ms"] and all(v >= 0 for v in result["add_cpu_ms"].values())
+
+
+def test_fuzz_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.fuzz", tmp_path / "f.json", stack)
+    assert result["requests"] >= 200
+    assert not result["operations_missed"]
+    assert result["server_alive_after"]
+    assert sum(result["per_status"].values()) == result["requests"]

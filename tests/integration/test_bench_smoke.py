@@ -82,3 +82,11 @@ def test_soak_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     )
     assert result["churn_documents"] > 0 and result["events"].get("ADDED", 0) > 0
     assert (tmp_path / "s.png").exists()
+
+
+def test_fuzz_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.fuzz", tmp_path / "f.json", stack)
+    assert result["requests"] >= 200
+    assert not result["operations_missed"]
+    assert result["server_alive_after"]
+    assert sum(result["per_status"].values()) == result["requests"]

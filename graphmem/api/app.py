@@ -170,7 +170,11 @@ def create_app(
     mcp_app, mcp_sessions = mcp_http_app(lambda: holder["service"], settings.mcp_allowed_hosts)
     mcp = BearerAuth(
         StreamLifetime(
-            BodyLimit(mcp_app, settings.max_body_bytes, settings.body_timeout_seconds),
+            BodyLimit(
+                bodies.JsonObjectBody(mcp_app),
+                settings.max_body_bytes,
+                settings.body_timeout_seconds,
+            ),
             settings.mcp_stream_seconds,
         ),
         keys,

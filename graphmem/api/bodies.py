@@ -11,7 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import ErrorCode
 from ..memory.inputs import text_problem
+from .errors import error_response
 
 #: far above any real request (metadata is capped at 32 levels), far below the stack
 MAX_JSON_DEPTH = 64
@@ -36,6 +40,8 @@ def decode(data: str | bytes) -> Any:
         value = json.loads(data, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise BadBody(f"malformed JSON ({exc.msg} at position {exc.pos})") from exc
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise BadBody(f"unacceptable JSON value: {str(exc)[:120]}") from exc
     except RecursionError as exc:  # the C decoder stops at the interpreter's limit
         raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
     if (problem := _problem(value)) is not None:
@@ -61,3 +67,44 @@ def _problem(value: Any) -> str | None:
         elif isinstance(node, list):
             stack.extend((inner, depth + 1) for inner in node)
     return None
+
+
+class JsonObjectBody:
+    """For ``/mcp``: a POST body must be one JSON-RPC message (an object) that decodes
+    within the limits above. The MCP SDK answers batches and malformed bodies with its
+    validation library's text; this answers them first, in graphmem's error shape."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        try:
+            value = decode(body)
+            if not isinstance(value, dict):
+                raise BadBody("send one JSON-RPC message (a JSON object) per request")
+        except BadBody as exc:
+            response = error_response(400, f"unacceptable request body: {exc}", ErrorCode.BAD_INPUT)
+            await response(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

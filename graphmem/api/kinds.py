@@ -136,7 +136,7 @@ class KindsMutation:
 
     @strawberry.mutation(description="Set a key of a task's working memory; returns it all.")
     async def set_working_memory(
-        self, info: Info[Any, Any], task_id: strawberry.ID, key: str, value: JSON | None
+        self, info: Info[Any, Any], task_id: strawberry.ID, key: str, value: JSON | None = None
     ) -> JSON:
         service, tenant = service_of(info)
         return cast(JSON, service.working.set(tenant, str(task_id), key, value))

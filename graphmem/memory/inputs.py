@@ -49,7 +49,14 @@ class AddMemory(BaseModel):
     def _utc(cls, v: datetime | None) -> datetime | None:
         # A time without a zone is read as UTC (docs/api.md): stored naive, it could not
         # be compared with the aware times every other memory carries.
-        return v if v is None or v.tzinfo is not None else v.replace(tzinfo=UTC)
+        if v is None:
+            return None
+        aware = v if v.tzinfo is not None else v.replace(tzinfo=UTC)
+        try:
+            aware.astimezone(UTC)  # Neo4j stores it in UTC: years 1-9999 there too
+        except OverflowError as exc:
+            raise ValueError("outside years 1-9999 once converted to UTC") from exc
+        return aware
 
     @field_validator("session_id")
     @classmethod

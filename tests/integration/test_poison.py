@@ -279,3 +279,28 @@ async def test_one_failing_session_does_not_starve_maintenance_of_other_tenants(
         assert len(await service.reports.hot_items(poisoned, "s")) == 1  # kept, not lost
     finally:
         await service.close()
+
+
+async def test_fuzz_findings_answer_bad_input_not_internal(api: Api) -> None:
+    """Reproducers bench/fuzz.py found (each was INTERNAL or a plain-text 500)."""
+    ok = await api.gql('mutation { setWorkingMemory(taskId: "t1", key: "plan") }')
+    assert ok == {"data": {"setWorkingMemory": {"plan": None}}}
+    for when in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"):
+        body = await api.gql(
+            ADD, {"input": {"sessionId": "dates", "content": "x", "occurredAt": when}}
+        )
+        assert code_of(body) == "BAD_INPUT", when
+    key = next(iter(api.keys.values()))
+    auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    huge = b'{"query": "query($n: Int!) { conversation(sessionId: \\"s\\", last: $n) { role } }",'
+    huge += b' "variables": {"n": ' + b"9" * 5000 + b"}}"
+    response = await api.client.post("/graphql", content=huge, headers=auth)
+    assert response.status_code == 400 and code_of(response.json()) == "BAD_INPUT"
+    batch = [{"jsonrpc": "2.0", "id": n, "method": "tools/list"} for n in (1, 2)]
+    response = await api.client.post(
+        "http://127.0.0.1:8000/mcp",
+        json=batch,
+        headers=auth | {"Accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 400 and code_of(response.json()) == "BAD_INPUT"
+    assert "pydantic" not in response.text

@@ -41,6 +41,10 @@ class TenantFulltext:
         self._ready.add(tenant)
         return index, label
 
+    def forget(self, tenant: str) -> None:
+        """Ask Neo4j again next time (the index may have been dropped)."""
+        self._ready.discard(tenant)
+
     async def migrate(self) -> int:
         """Once per database: index the memories of every tenant written before indexes
         were per tenant. Memories written since carry their label from the start."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import neo4j
 
+from ...errors import GraphmemError, Unavailable
 from ...models import MemoryItem, MemoryType, Tier
 from .fulltext import TenantFulltext
 from .records import memory_item, parsed
@@ -108,21 +109,27 @@ class Neo4jGraphSearch:
     ) -> list[tuple[MemoryItem, float]]:
         """(memory, BM25 score) through the fulltext index; ``lucene`` already pins the
         scope's tokens, so little is filtered afterwards (hot-tier nodes, types)."""
+        params = {
+            "tenant": tenant,
+            "lucene": lucene,
+            "sessionId": session_id,
+            "userId": user_id,
+            "tiers": list(tiers),
+            "types": [t.value for t in types] if types else None,
+            "k": limit * 2,
+            "limit": limit,
+        }
         index, _ = await self._fulltext.ensure(tenant)
-        records = await self._session.run(
-            "memory/fulltext_search",
-            {
-                "tenant": tenant,
-                "index": index,
-                "lucene": lucene,
-                "sessionId": session_id,
-                "userId": user_id,
-                "tiers": list(tiers),
-                "types": [t.value for t in types] if types else None,
-                "k": limit * 2,
-                "limit": limit,
-            },
-        )
+        try:
+            records = await self._session.run("memory/fulltext_search", params | {"index": index})
+        except Unavailable:
+            raise
+        except GraphmemError:
+            # The index this process knew may have been dropped since (by an operator,
+            # a restore): create it again, once, before giving up.
+            self._fulltext.forget(tenant)
+            index, _ = await self._fulltext.ensure(tenant)
+            records = await self._session.run("memory/fulltext_search", params | {"index": index})
         return parsed(records, lambda r: (memory_item(tenant, r["memory"]), float(r["score"])))
 
     async def candidate_scores(

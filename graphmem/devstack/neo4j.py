@@ -63,7 +63,7 @@ class Neo4jLauncher:
         return (self.settings.home / "neo4j").resolve()
 
     @property
-    def lib(self) -> Path:
+    def _lib(self) -> Path:
         return self.settings.neo4j_lib_dir.resolve()
 
     @property
@@ -71,7 +71,7 @@ class Neo4jLauncher:
         return self.home / "run" / "graphmem-neo4j.pid"
 
     @property
-    def console_log(self) -> Path:
+    def _console_log(self) -> Path:
         return self.home / "logs" / "console.log"
 
     # --- resolve ----------------------------------------------------------------------
@@ -88,13 +88,13 @@ class Neo4jLauncher:
     def resolve(self) -> Path:
         """Copy Neo4j's jars into ``lib/`` (skipped when they match the pom already)."""
         digest = hashlib.sha256(POM.read_bytes()).hexdigest()
-        marker = self.lib / ".resolved"
+        marker = self._lib / ".resolved"
         if marker.is_file() and marker.read_text().strip() == digest:
-            return self.lib
+            return self._lib
         mvn = require_binary(shutil.which("mvn"), "mvn", MAVEN_FIX)
-        if self.lib.exists():
-            shutil.rmtree(self.lib)
-        self.lib.mkdir(parents=True)
+        if self._lib.exists():
+            shutil.rmtree(self._lib)
+        self._lib.mkdir(parents=True)
         cmd = [
             mvn,
             "-q",
@@ -102,7 +102,7 @@ class Neo4jLauncher:
             "-f",
             str(POM),
             "dependency:copy-dependencies",
-            f"-DoutputDirectory={self.lib}",
+            f"-DoutputDirectory={self._lib}",
             "-DincludeScope=runtime",
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -112,7 +112,7 @@ class Neo4jLauncher:
                 + (done.stdout + done.stderr)[-2000:]
             )
         marker.write_text(digest + "\n")
-        return self.lib
+        return self._lib
 
     # --- configure ----------------------------------------------------------------------
     def conf_text(self) -> str:
@@ -143,7 +143,7 @@ class Neo4jLauncher:
             ]
         )
 
-    def write_conf(self) -> Path:
+    def _write_conf(self) -> Path:
         conf_dir = self.home / "conf"
         conf_dir.mkdir(parents=True, exist_ok=True)
         for sub in ("data", "logs", "run", "plugins", "import"):
@@ -160,7 +160,7 @@ class Neo4jLauncher:
             f"-Xmx{heap}",
             *JVM_FLAGS,
             "-cp",
-            f"{self.lib}/*:{self.home / 'plugins'}/*",
+            f"{self._lib}/*:{self.home / 'plugins'}/*",
             ENTRY_POINT,
             f"--home-dir={self.home}",
             f"--config-dir={self.home / 'conf'}",
@@ -171,7 +171,7 @@ class Neo4jLauncher:
     def running(self) -> bool:
         return alive(read_pid(self.pid_file))
 
-    def ready(self) -> bool:
+    def _ready(self) -> bool:
         return port_open("127.0.0.1", self.settings.neo4j_bolt_port) and port_open(
             "127.0.0.1", self.settings.neo4j_http_port
         )
@@ -179,7 +179,7 @@ class Neo4jLauncher:
     def start(self, timeout: float = 180.0) -> bool:
         """Start (idempotent); returns False when it was already running."""
         if self.running():
-            wait_until(self.ready, timeout, what="Neo4j")
+            wait_until(self._ready, timeout, what="Neo4j")
             return False
         for port in (self.settings.neo4j_bolt_port, self.settings.neo4j_http_port):
             if port_open("127.0.0.1", port):
@@ -189,22 +189,22 @@ class Neo4jLauncher:
                 )
         java = self.java()
         self.resolve()
-        self.write_conf()
+        self._write_conf()
         fresh = not any((self.home / "data").iterdir())
-        pid = spawn(self.command(java), self.console_log, cwd=self.home)
+        pid = spawn(self.command(java), self._console_log, cwd=self.home)
         self.pid_file.write_text(f"{pid}\n")
 
         def up() -> bool:
             if not alive(pid):
-                tail = self.console_log.read_text(errors="replace")[-3000:]
+                tail = self._console_log.read_text(errors="replace")[-3000:]
                 raise ConfigurationError(f"Neo4j exited during start-up:\n{tail}")
-            return self.ready()
+            return self._ready()
 
         wait_until(up, timeout, interval=0.5, what="Neo4j")
-        self.wait_for_queries(initial_password=fresh and self.settings.neo4j_auth_enabled)
+        self._wait_for_queries(initial_password=fresh and self.settings.neo4j_auth_enabled)
         return True
 
-    def wait_for_queries(self, initial_password: bool, timeout: float = 60.0) -> None:
+    def _wait_for_queries(self, initial_password: bool, timeout: float = 60.0) -> None:
         """Wait until the configured user can run queries. On a fresh database, first
         replace Neo4j's initial neo4j/neo4j password with the configured one."""
         from neo4j import GraphDatabase
@@ -262,6 +262,6 @@ class Neo4jLauncher:
             "running": self.running(),
             "bolt": f"bolt://127.0.0.1:{self.settings.neo4j_bolt_port}",
             "browser": f"http://127.0.0.1:{self.settings.neo4j_http_port}/browser/",
-            "ready": self.ready(),
+            "ready": self._ready(),
             "home": str(self.home),
         }

@@ -32,6 +32,7 @@ from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
 from .errors import error_response
 from .guard import Limits
 from .limits import BodyLimit, StreamLifetime
+from .mcp import envelope_problem as mcp_envelope_problem
 from .mcp import http_app as mcp_http_app
 from .schema import build_schema
 
@@ -171,7 +172,7 @@ def create_app(
     mcp = BearerAuth(
         StreamLifetime(
             BodyLimit(
-                bodies.JsonObjectBody(mcp_app),
+                bodies.JsonObjectBody(mcp_app, mcp_envelope_problem),
                 settings.max_body_bytes,
                 settings.body_timeout_seconds,
             ),

@@ -9,6 +9,7 @@ interpreter's stack, a bare scalar, lone surrogates or NUL characters.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -70,12 +71,14 @@ def _problem(value: Any) -> str | None:
 
 
 class JsonObjectBody:
-    """For ``/mcp``: a POST body must be one JSON-RPC message (an object) that decodes
-    within the limits above. The MCP SDK answers batches and malformed bodies with its
-    validation library's text; this answers them first, in graphmem's error shape."""
+    """For ``/mcp``: a POST body must be one JSON object that decodes within the limits
+    above and that ``problem`` (the protocol's own check) accepts. The MCP SDK answers
+    batches and malformed messages with its validation library's text; this answers them
+    first, in graphmem's error shape."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, problem: Callable[[dict[str, Any]], str | None]) -> None:
         self.app = app
+        self.problem = problem
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
@@ -94,6 +97,8 @@ class JsonObjectBody:
             value = decode(body)
             if not isinstance(value, dict):
                 raise BadBody("send one JSON-RPC message (a JSON object) per request")
+            if (problem := self.problem(value)) is not None:
+                raise BadBody(problem)
         except BadBody as exc:
             response = error_response(400, f"unacceptable request body: {exc}", ErrorCode.BAD_INPUT)
             await response(scope, receive, send)

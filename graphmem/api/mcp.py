@@ -19,6 +19,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ValidationError
 
 from ..errors import BadInput, GraphmemError
 from ..memory import Memory, RecallQuery
@@ -213,6 +214,16 @@ def tenant_from_http(ctx: Any) -> str:
     if not tenant:  # BearerAuth guards /mcp, so this is a wiring error, not a client one
         raise RuntimeError("MCP request without an authenticated tenant")
     return str(tenant)
+
+
+def envelope_problem(message: dict[str, Any]) -> str | None:
+    """Why ``message`` is not a JSON-RPC 2.0 message the transport accepts, in our words
+    (the SDK's own answer quotes its validation library)."""
+    try:
+        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError:
+        return 'not a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "method": ..., "id": ...})'
+    return None
 
 
 def http_app(

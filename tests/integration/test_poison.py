@@ -304,3 +304,11 @@ async def test_fuzz_findings_answer_bad_input_not_internal(api: Api) -> None:
     )
     assert response.status_code == 400 and code_of(response.json()) == "BAD_INPUT"
     assert "pydantic" not in response.text
+    no_version = {"id": 1, "method": "tools/list"}  # an object, but not JSON-RPC 2.0
+    response = await api.client.post(
+        "http://127.0.0.1:8000/mcp",
+        json=no_version,
+        headers=auth | {"Accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 400 and code_of(response.json()) == "BAD_INPUT"
+    assert "pydantic" not in response.text

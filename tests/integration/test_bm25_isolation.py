@@ -62,3 +62,23 @@ async def test_migration_indexes_memories_written_before_per_tenant_indexes(
     ]
     rows = await run_cypher(stack, "MATCH (d:SchemaMigration {name: $n}) RETURN d", n=MIGRATION)
     assert len(rows) == 1
+
+
+async def test_two_replicas_creating_a_tenants_index_at_once_both_succeed(stack: Stack) -> None:
+    import asyncio
+
+    from graphmem.cypher import library
+    from graphmem.stores.neo4j.graph import Neo4jGraphStore
+
+    stores = [
+        Neo4jGraphStore.connect(stack.neo4j_uri, stack.neo4j_user, stack.neo4j_password, library())
+        for _ in range(2)
+    ]
+    try:
+        for _ in range(3):
+            tenant = new_tenant()
+            made = await asyncio.gather(*(s.fulltext.ensure(tenant) for s in stores))
+            assert made[0] == made[1] == tenant_fulltext(tenant)
+    finally:
+        for store in stores:
+            await store.close()

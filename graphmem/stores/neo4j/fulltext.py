@@ -10,19 +10,27 @@ tenants known here only saves round trips; several processes may race to create 
 
 from __future__ import annotations
 
+import asyncio
 import re
+
+from neo4j.exceptions import ClientError
 
 from ...models import tenant_fulltext
 from .session import Neo4jSession
 
 _NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 MIGRATION = "tenant-fulltext-indexes"
+_ALREADY_THERE = (
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+)
 
 
 class TenantFulltext:
     def __init__(self, session: Neo4jSession) -> None:
         self._session = session
         self._ready: set[str] = set()
+        self._lock = asyncio.Lock()
 
     async def ensure(self, tenant: str) -> tuple[str, str]:
         """The tenant's index and label, the index created (and online) if it was not."""
@@ -32,9 +40,16 @@ class TenantFulltext:
         if not (_NAME.fullmatch(index) and _NAME.fullmatch(label)):  # pragma: no cover
             raise ValueError("tenant index names must be plain identifiers")
         ddl = self._session.cypher["tenant/fulltext_index"]
-        await self._session.run_schema(
-            ddl.replace("__INDEX__", index).replace("__LABEL__", label), {}
-        )
+        async with self._lock:  # one creation at a time in this process
+            try:
+                await self._session.run_schema(
+                    ddl.replace("__INDEX__", index).replace("__LABEL__", label), {}
+                )
+            except ClientError as exc:
+                # IF NOT EXISTS does not cover a creation racing in another transaction
+                # (another request, another replica): that one made the same index.
+                if exc.code not in _ALREADY_THERE:
+                    raise
         await self._session.run(
             "admin/await_index", {"name": index, "timeoutSeconds": 60}, write=True
         )

@@ -12,11 +12,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ErrorCode
 from ..memory.inputs import text_problem
 from .errors import error_response
+from .limits import BODY_SCOPE_KEY
 
 #: far above any real request (metadata is capped at 32 levels), far below the stack
 MAX_JSON_DEPTH = 64
@@ -71,10 +72,10 @@ def _problem(value: Any) -> str | None:
 
 
 class JsonObjectBody:
-    """For ``/mcp``: a POST body must be one JSON object that decodes within the limits
-    above and that ``problem`` (the protocol's own check) accepts. The MCP SDK answers
-    batches and malformed messages with its validation library's text; this answers them
-    first, in graphmem's error shape."""
+    """For ``/mcp``, inside ``limits.BodyLimit``: a POST body must be one JSON object that
+    decodes within the limits above and that ``problem`` (the protocol's own check)
+    accepts. The MCP SDK answers batches and malformed messages with its validation
+    library's text; this answers them first, in graphmem's error shape."""
 
     def __init__(self, app: ASGIApp, problem: Callable[[dict[str, Any]], str | None]) -> None:
         self.app = app
@@ -84,15 +85,7 @@ class JsonObjectBody:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body: bytes = scope[BODY_SCOPE_KEY]  # read (within limits) by BodyLimit outside
         try:
             value = decode(body)
             if not isinstance(value, dict):
@@ -103,13 +96,4 @@ class JsonObjectBody:
             response = error_response(400, f"unacceptable request body: {exc}", ErrorCode.BAD_INPUT)
             await response(scope, receive, send)
             return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, receive, send)

@@ -10,6 +10,24 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import ErrorCode
 from .errors import error_response
 
+#: where BodyLimit leaves the body it read, for the middleware inside it
+BODY_SCOPE_KEY = "graphmem.body"
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands the app the body already read, then the real channel (for the
+    disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
 
 class BodyLimit:
     """Reads at most ``max_bytes`` of a request body, within ``timeout`` seconds; larger
@@ -52,16 +70,7 @@ class BodyLimit:
             await response(scope, receive, send)
             return
         body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app({**scope, BODY_SCOPE_KEY: body}, replaying(body, receive), send)
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = error_response(

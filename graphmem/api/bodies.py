@@ -15,7 +15,7 @@ from typing import Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ErrorCode
-from ..memory.inputs import text_problem
+from ..memory.inputs import json_problem
 from .errors import error_response
 from .limits import BODY_SCOPE_KEY
 
@@ -46,29 +46,10 @@ def decode(data: str | bytes) -> Any:
         raise BadBody(f"unacceptable JSON value: {str(exc)[:120]}") from exc
     except RecursionError as exc:  # the C decoder stops at the interpreter's limit
         raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
-    if (problem := _problem(value)) is not None:
-        raise BadBody(problem)
+    # Numbers are the stores' concern (and a field's): here only what no request may carry.
+    if (problem := json_problem(value, MAX_JSON_DEPTH, numbers=False)) is not None:
+        raise BadBody(f"JSON {problem}")
     return value
-
-
-def _problem(value: Any) -> str | None:
-    """Iterative, so it cannot run out of stack on what json accepted."""
-    stack = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-        if isinstance(node, str):
-            if (problem := text_problem(node)) is not None:
-                return f"a string {problem}"
-        elif isinstance(node, dict):
-            for key, inner in node.items():
-                if (problem := text_problem(key)) is not None:
-                    return f"a key {problem}"
-                stack.append((inner, depth + 1))
-        elif isinstance(node, list):
-            stack.extend((inner, depth + 1) for inner in node)
-    return None
 
 
 class JsonObjectBody:

@@ -27,10 +27,8 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     InlineFragmentNode,
-    Node,
     OperationDefinitionNode,
     SelectionSetNode,
-    StringValueNode,
     parse,
 )
 from graphql import validate as graphql_validate
@@ -124,33 +122,8 @@ def operation_costs(document: DocumentNode, cap: int) -> dict[str, Cost]:
     return costs
 
 
-def longest_string(value: Any) -> int:
-    """The longest string in a document's literals or in a JSON value (variables);
-    iterative, whatever the nesting."""
-    stack = [value]
-    longest = 0
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            longest = max(longest, len(node))
-        elif isinstance(node, StringValueNode):
-            longest = max(longest, len(node.value))
-        elif isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list | tuple):
-            stack.extend(node)
-        elif isinstance(node, Node):
-            stack.extend(getattr(node, key, None) for key in node.keys)
-    return longest
-
-
 def check(document: DocumentNode, limits: Limits) -> None:
     """Raises ``DocumentTooCostly`` naming the first limit an operation exceeds."""
-    if longest_string(document) > limits.max_string:
-        raise DocumentTooCostly(
-            f"a string in the document is longer than {limits.max_string} characters"
-        )
     cap = max(limits.max_fields, limits.max_aliases) + 1
     for name, cost in operation_costs(document, cap).items():
         label = f"operation {name!r}" if name else "the operation"

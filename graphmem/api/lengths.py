@@ -82,6 +82,8 @@ def too_long(
             if found is not None:
                 return found
             stack.append(node.value)  # an object literal's fields have their own names
+        elif isinstance(node, StringValueNode) and len(node.value) > default:
+            return "a default value", default  # of a variable: outside any argument
         elif isinstance(node, Node):
             stack.extend(getattr(node, key, None) for key in node.keys)
         elif isinstance(node, list | tuple):

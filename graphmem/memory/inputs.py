@@ -92,9 +92,10 @@ def text_problem(value: str) -> str | None:
     return None
 
 
-def json_problem(value: Any, max_depth: int) -> str | None:
-    """Why a JSON value cannot be stored (too deep, or a bad string or key), or None.
-    Iterative, so a hostile nesting cannot exhaust the stack."""
+def json_problem(value: Any, max_depth: int, *, numbers: bool = True) -> str | None:
+    """Why a JSON value cannot be stored (too deep, a bad string or key, and with
+    ``numbers`` a number the stores cannot hold), or None. Iterative, so a hostile
+    nesting cannot exhaust the stack."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -111,6 +112,8 @@ def json_problem(value: Any, max_depth: int) -> str | None:
         elif isinstance(node, str):
             if (problem := text_problem(node)) is not None:
                 return f"a value {problem}"
+        elif not numbers:
+            continue
         elif isinstance(node, float) and not math.isfinite(node):
             return "numbers must be finite"
         elif isinstance(node, int) and not -(2**63) <= node < 2**63:

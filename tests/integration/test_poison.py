@@ -226,8 +226,13 @@ async def test_malformed_bodies_get_400_with_the_error_shape(api: Api, body: byt
             "lessons",
         ),
         ('mutation { setEntityAlias(alias: "' + "a" * 201 + '", canonical: "b") }', {}, "alias"),
+        (
+            'query($t: String! = "' + "x" * 20_001 + '") { find(text: $t) { id } }',
+            {},
+            "a default value",
+        ),
     ],
-    ids=["task-description", "episode-outcome", "episode-lessons", "alias-literal"],
+    ids=["task-description", "episode-outcome", "episode-lessons", "alias-literal", "default"],
 )
 async def test_free_text_fields_have_lengths(
     api: Api, query: str, variables: dict, field: str

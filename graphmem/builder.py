@@ -34,7 +34,14 @@ from .memory.admission import AdmissionLimits
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
 from .settings import MemoryConfig, PersonaConfig, Settings
-from .stores import AdmissionStore, ConversationStore, GraphStore, HotTier, ProfileStore
+from .stores import (
+    AdmissionStore,
+    ConversationStore,
+    EnrichmentQueue,
+    GraphStore,
+    HotTier,
+    ProfileStore,
+)
 from .stores.neo4j.entities import Neo4jEntityStore
 from .stores.neo4j.episodes import Neo4jEpisodeStore
 from .stores.neo4j.graph import Neo4jGraphStore
@@ -42,6 +49,7 @@ from .stores.neo4j.profiles import Neo4jProfileStore
 from .stores.redis.admission import RedisAdmission
 from .stores.redis.conversation import RedisConversationStore
 from .stores.redis.hot import RedisHotTier
+from .stores.redis.queue import RedisEnrichmentQueue
 
 
 class MemoryBuilder:
@@ -63,6 +71,7 @@ class MemoryBuilder:
         self._profiles: ProfileStore | None = None
         self._conversation: ConversationStore | None = None
         self._personas: dict[str, PersonaConfig] = {}
+        self._queue: EnrichmentQueue | None = None
 
     def with_hot(self, hot: HotTier) -> Self:
         self._hot = hot
@@ -131,6 +140,12 @@ class MemoryBuilder:
         self._admission, self._admission_limits = store, limits
         return self
 
+    def with_queue(self, queue: EnrichmentQueue | None) -> Self:
+        """The enrichment queue: with it, every add is written behind into the graph by a
+        worker (``memory.worker``, or ``graphmem worker`` processes)."""
+        self._queue = queue
+        return self
+
     def with_events(self, events: EventBus | None) -> Self:
         """Publish the change feed (Redis pub/sub) from the built service."""
         self._events = events
@@ -185,6 +200,7 @@ class MemoryBuilder:
             admission_limits=self._admission_limits,
             entities=self._entities,
             episodes=self._episodes,
+            queue=self._queue,
         )
         if self._profiles is not None and self._conversation is not None:
             service.manager = MemoryManager(
@@ -230,6 +246,7 @@ class MemoryBuilder:
             .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))
+            .with_queue(RedisEnrichmentQueue(hot.client) if settings.write_behind else None)
             .with_admission(
                 RedisAdmission(hot.client),
                 AdmissionLimits(

@@ -2,7 +2,9 @@
 
 graphmem services up|down|status   the local Neo4j + Redis stack
 graphmem migrate                   apply cypher/schema to Neo4j
-graphmem serve [--services]        the API (applies the migration first)
+graphmem serve [--services]        the API (applies the migration first) and its
+                                   enrichment workers
+graphmem worker [--drain]          one enrichment worker (write-behind into the graph)
 graphmem schema                    print the GraphQL SDL
 graphmem key                       print the local development API key
 """
@@ -11,9 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ctypes
 import json
 import logging
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -114,15 +120,73 @@ async def _mcp_stdio(settings: Settings, key: str | None) -> int:
     return 0
 
 
+async def _worker(settings: Settings, drain: bool) -> int:
+    import signal
+
+    from .builder import MemoryBuilder
+
+    if not settings.write_behind:
+        print("graphmem: write-behind is off (GRAPHMEM_WRITE_BEHIND=false)", file=sys.stderr)
+        return 2
+    service = MemoryBuilder.from_settings(settings).build()
+    assert service.worker is not None
+    service.worker.reclaim_idle_seconds = settings.enrich_reclaim_seconds
+    try:
+        if drain:
+            await service.worker.drain(seconds=3600)
+            return 0
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        log = logging.getLogger("graphmem.worker")
+        log.info("enrichment worker %s started", service.worker.name)
+        await service.worker.run(stop)
+    finally:
+        await service.close()
+    return 0
+
+
+def _start_workers(settings: Settings) -> list[subprocess.Popen[bytes]]:
+    """The enrichment workers beside the API: at a lower CPU priority, so requests come
+    first, and ended with the parent (Linux's parent-death signal) however it ends."""
+    if not settings.write_behind:
+        return []
+
+    def child() -> None:
+        os.nice(settings.enrich_worker_nice)
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+    return [
+        subprocess.Popen([sys.executable, "-m", "graphmem.cli", "worker"], preexec_fn=child)
+        for _ in range(settings.enrich_workers)
+    ]
+
+
 def _serve(settings: Settings, with_services: bool) -> int:
+    if with_services:
+        _services(settings, "up", as_json=False)
+    workers = _start_workers(settings)
+    try:
+        return _serve_api(settings)
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+
+def _serve_api(settings: Settings) -> int:
     import uvicorn
 
     from .api.app import create_app
     from .api.auth import api_keys
     from .api.server import uvicorn_options
 
-    if with_services:
-        _services(settings, "up", as_json=False)
     _print_keys(settings, api_keys(settings))
     print(f"GraphQL on http://{settings.host}:{settings.port}/graphql")
     options = uvicorn_options(settings)
@@ -152,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, help="uvicorn worker processes (default 1)")
     serve.add_argument(
         "--services", action="store_true", help="start the local Neo4j and Redis first"
+    )
+    worker = sub.add_parser("worker", help="run an enrichment worker (write-behind)")
+    worker.add_argument(
+        "--drain", action="store_true", help="stop once the queue is empty instead of waiting"
     )
     sub.add_parser("maintain", help="run one maintenance pass")
     mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio")
@@ -185,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
             for name in asyncio.run(_migrate(settings)):
                 print(f"applied {name}")
             return 0
+        if args.command == "worker":
+            return asyncio.run(_worker(settings, args.drain))
         if args.command == "maintain":
             return asyncio.run(_maintain(settings))
         if args.command == "mcp":

@@ -57,6 +57,21 @@ class Metrics:
             ["tenant", "reason"],
             registry=r,
         )
+        self.enrichment_backlog = Gauge(
+            "graphmem_enrichment_backlog",
+            "Write-behind jobs on the enrichment queue not yet done (read or not)",
+            registry=r,
+        )
+        self.enrichment_lag_seconds = Gauge(
+            "graphmem_enrichment_lag_seconds",
+            "Age of the oldest write-behind job not yet done",
+            registry=r,
+        )
+        self.enrichment_parked = Gauge(
+            "graphmem_enrichment_parked",
+            "Write-behind jobs parked after failing too often (see `graphmem worker --parked`)",
+            registry=r,
+        )
         self._recalls: dict[str, tuple[int, int]] = {}
 
     def hot(self, tenant: str, tokens: int, limit: int) -> None:
@@ -68,6 +83,11 @@ class Metrics:
         self.spill_count.labels(tenant).inc()
         self.spilled_items.labels(tenant, "warm").inc(warm)
         self.spilled_items.labels(tenant, "cold").inc(cold)
+
+    def queue(self, backlog: int, lag_seconds: float, parked: int) -> None:
+        self.enrichment_backlog.set(backlog)
+        self.enrichment_lag_seconds.set(lag_seconds)
+        self.enrichment_parked.set(parked)
 
     def recalled(self, tenant: str, latency_ms: float, hit: bool) -> None:
         self.recall_count.labels(tenant).inc()

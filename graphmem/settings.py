@@ -258,6 +258,16 @@ class Settings(BaseSettings):
     embed_threads: int = Field(2, ge=1, le=64)
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True
+    #: write every added memory behind into the graph through the enrichment queue, so
+    #: search finds it in every scope within a second (docs/recall.md#visibility)
+    write_behind: bool = True
+    #: enrichment worker processes `graphmem serve` starts beside the API (0: none, run
+    #: `graphmem worker` elsewhere); each embeds and extracts entities off the API's loop
+    enrich_workers: int = Field(1, ge=0, le=64)
+    #: the workers' CPU priority (nice increment), so the API's requests come first
+    enrich_worker_nice: int = Field(10, ge=0, le=19)
+    #: a job a worker took and left this long (it died) is taken over by another
+    enrich_reclaim_seconds: float = Field(30.0, ge=0.1, le=3600)
     #: names that always resolve to another, for every tenant (a tenant's own aliases,
     #: set with setEntityAlias, win): {"NYC": "New York City"}
     entity_aliases: dict[str, str] = Field(default_factory=dict)

@@ -271,6 +271,10 @@ def stack_env(stack: Stack, **extra: str) -> dict[str, str]:
         "REDIS_URL": stack.redis_url,
         "NEO4J_USER": stack.neo4j_user,
         "NEO4J_PASSWORD": stack.neo4j_password,
+        # Servers share database 0, whose enrichment queue fills with every test's adds:
+        # a worker per server would chew through all of it. Tests of write-behind start
+        # their workers on a database of their own (test_visibility, test_worker_faults).
+        "GRAPHMEM_ENRICH_WORKERS": "0",
     }
     return env | extra
 

@@ -121,6 +121,7 @@ async def metrics(request: Request) -> Response:
     service: Memory | None = getattr(request.app.state, "service", None)
     if service is None:
         return Response(status_code=503)
+    await service.observe_queue()
     return Response(service.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -4,14 +4,17 @@ recall computed them first) and entity extraction, started together per batch.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..enrich.embed import Embedder
+from ..enrich.ner import Extraction
 from ..enrich.sentences import embed_memories, pack, split_sentences
 from ..entities import EntityMemory
 from ..models import MemoryItem
 from ..stores import HotTier
+from ..stores.models import Enriched
 
 Vectors = dict[str, list[float]]
 GraphVectors = tuple[Vectors, dict[str, bytes | None]]
@@ -37,13 +40,21 @@ class Enrichment:
         return vectors
 
     async def for_graph(
-        self, tenant: str, session_id: str, items: Sequence[MemoryItem]
+        self,
+        tenant: str,
+        session_id: str,
+        items: Sequence[MemoryItem],
+        done: Mapping[str, Enriched] | None = None,
     ) -> GraphVectors:
-        """Vectors and packed sentence vectors for the graph. Redis caches only the vector,
-        so a memory of several sentences is embedded again for its sentences."""
-        vectors = await self.hot.embeddings(tenant, session_id, [i.id for i in items])
-        todo = [i for i in items if i.id not in vectors or len(split_sentences(i.content)) > 1]
-        sentences: dict[str, bytes | None] = {}
+        """Vectors and packed sentence vectors for the graph: what a worker cached
+        (``done``), else computed. Recall caches only a vector, so a memory of several
+        sentences with only that is embedded again for its sentences."""
+        done = done or {}
+        vectors = {k: e.vector for k, e in done.items()}
+        sentences: dict[str, bytes | None] = {k: e.sentences for k, e in done.items()}
+        rest = [i for i in items if i.id not in done]
+        vectors |= await self.hot.embeddings(tenant, session_id, [i.id for i in rest])
+        todo = [i for i in rest if i.id not in vectors or len(split_sentences(i.content)) > 1]
         if todo:
             computed = await asyncio.to_thread(
                 embed_memories, self.embedder, [i.content for i in todo]
@@ -53,18 +64,38 @@ class Enrichment:
                 sentences[item.id] = pack(embedded.sentences)
         return vectors, sentences
 
+    async def prepare(self, tenant: str, session_id: str, batch: Sequence[MemoryItem]) -> Prepared:
+        """Everything a spill writes for a batch. Embedding and NER both release the GIL
+        (onnxruntime, spaCy), so they run side by side on the machine's cores; what a
+        worker already did for an item is taken from its cache instead."""
+        done = await self.hot.enrichment(tenant, session_id, [i.id for i in batch])
+        embedding = self.for_graph(tenant, session_id, batch, done)
+        unmentioned = (
+            [i for i in batch if not (i.id in done and done[i.id].entities)]
+            if self.entities is not None
+            else []
+        )
+        if self.entities is not None and unmentioned:
+            (vectors, sentences), found = await asyncio.gather(
+                embedding, self.entities.extract(unmentioned)
+            )
+        else:
+            (vectors, sentences), found = await embedding, []
+        return Prepared(vectors, sentences, unmentioned, found)
+
     def start(
         self, tenant: str, session_id: str, batch: Sequence[MemoryItem]
-    ) -> tuple[asyncio.Future[GraphVectors], asyncio.Future[Any] | None]:
-        """Start embedding and NER of a batch. Both release the GIL (onnxruntime, spaCy),
-        so they run side by side on the machine's cores."""
-        embedding = asyncio.ensure_future(self.for_graph(tenant, session_id, batch))
-        extracting = (
-            asyncio.ensure_future(self.entities.extract(batch))
-            if self.entities is not None
-            else None
-        )
-        return embedding, extracting
+    ) -> asyncio.Future[Prepared]:
+        return asyncio.ensure_future(self.prepare(tenant, session_id, batch))
+
+
+@dataclass
+class Prepared:
+    vectors: Vectors
+    sentences: dict[str, bytes | None]
+    #: the items whose entity mentions the spill still writes, and what NER found in them
+    unmentioned: list[MemoryItem]
+    extractions: list[Extraction]
 
 
 def discard(task: asyncio.Future[Any] | None) -> None:

@@ -18,7 +18,7 @@ from ..models import scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from ..retrieval import Weights
 from ..settings import MemoryConfig
-from ..stores import AdmissionStore, GraphStore, HotTier
+from ..stores import AdmissionStore, EnrichmentQueue, GraphStore, HotTier
 from ..working import WorkingMemory
 from .admission import Admission, AdmissionLimits
 from .enrichment import Enrichment
@@ -32,6 +32,8 @@ from .removal import Removal
 from .reporting import Reporting
 from .sessions import Sessions
 from .spill import Spiller
+from .worker import EnrichmentWorker
+from .writebehind import WriteBehind
 
 if TYPE_CHECKING:
     from ..manager import MemoryManager
@@ -46,7 +48,9 @@ class Memory:
     the cascading get · ``recall`` search and recall (``ranker`` the ranking itself) ·
     ``removal`` forget and prune · ``reports`` hot list, stats, find, status ·
     ``maintenance`` the background pass · ``sessions`` per-session settings ·
-    ``admission`` rate limits and quotas per tenant ·
+    ``admission`` rate limits and quotas per tenant · ``write_behind`` and ``worker``
+    make every added memory findable in the graph (with ``queue``, the enrichment
+    stream) ·
     ``entities``, ``episodes``, ``working``, ``manager`` the other memory types ·
     ``hot_tier``, ``graph``, ``embedder`` the stores and models underneath.
     """
@@ -68,6 +72,7 @@ class Memory:
         episodes: EpisodicMemory | None = None,
         admission: AdmissionStore | None = None,
         admission_limits: AdmissionLimits | None = None,
+        queue: EnrichmentQueue | None = None,
     ) -> None:
         self.hot_tier = hot
         self.graph = graph
@@ -100,6 +105,10 @@ class Memory:
             admission, admission_limits or AdmissionLimits(), self.metrics, self._exact_usage
         )
         self.enrichment = Enrichment(hot, embedder, entities)
+        self.queue = queue
+        self.write_behind = WriteBehind(hot, graph, self.sessions, embedder, entities)
+        #: runs the queue's write-behind jobs; ``graphmem worker`` runs it as a process
+        self.worker = EnrichmentWorker(queue, self.write_behind) if queue is not None else None
         self.spills = Spiller(hot, graph, self.sessions, self.enrichment, self.metrics, self.events)
         self.ingest = Ingest(
             self.inputs,
@@ -112,6 +121,7 @@ class Memory:
             self.metrics,
             self.events,
             self.admission,
+            queue,
         )
         self.promotion = Promotion(
             hot, graph, self.sessions, self.spills, self.rules, self.metrics, self.events
@@ -135,6 +145,17 @@ class Memory:
     async def _exact_usage(self, tenant: str) -> tuple[int, int]:
         rows = await self.reports.stats(tenant)
         return sum(r["items"] for r in rows), sum(r["bytes"] for r in rows)
+
+    async def observe_queue(self) -> None:
+        """Copy the enrichment queue's backlog, lag and parked count into the metrics (the
+        queue lives in Redis, shared by every replica and worker: read it when asked)."""
+        if self.queue is None:
+            return
+        try:
+            stats = await self.queue.stats()
+        except Unavailable:
+            return  # /metrics still answers; readiness reports the outage
+        self.metrics.queue(stats.backlog, stats.oldest_seconds, stats.parked)
 
     async def close(self) -> None:
         await self.spills.close()

@@ -1,5 +1,7 @@
-"""Ingest: new memories land in the session's hot tier after one Redis round trip; past
-the session's token budget an automatic spill moves the least relevant into the graph."""
+"""Ingest: new memories land in the session's hot tier after one Redis round trip, and a
+job on the enrichment queue asks a worker to write them behind into the graph (so that
+search finds them at once); past the session's token budget an automatic spill moves the
+least relevant into the graph."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
 from ..models import MemoryItem, Tier, content_hash, utcnow
 from ..policy import MemoryRules
-from ..stores import GraphStore, HotTier
+from ..stores import EnrichmentQueue, GraphStore, HotTier
 from .admission import Admission
 from .inputs import AddMemory, Inputs
 from .sessions import Sessions
@@ -35,6 +37,7 @@ class Ingest:
         metrics: Metrics,
         events: EventBus | NullBus,
         admission: Admission,
+        queue: EnrichmentQueue | None = None,
     ) -> None:
         self.inputs = inputs
         self.sessions = sessions
@@ -46,6 +49,7 @@ class Ingest:
         self.metrics = metrics
         self.events = events
         self.admission = admission
+        self.queue = queue
 
     async def add(self, tenant: str, spec: AddMemory | dict[str, Any]) -> MemoryItem:
         (item,) = await self.add_many(tenant, [spec])
@@ -96,6 +100,9 @@ class Ingest:
             )
             config = self.sessions.effective(overrides)
             self.metrics.hot(tenant, total, config.hot_token_limit)
+            if self.queue is not None:
+                # Write-behind: a worker makes the items findable in the graph.
+                await self.queue.add(tenant, session_id, [i.id for i in batch])
             await self.events.publish(
                 tenant, EventKind.ADDED, sessionId=session_id, itemIds=[i.id for i in batch]
             )

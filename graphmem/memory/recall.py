@@ -9,7 +9,7 @@ import numpy as np
 
 from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
-from ..models import MemoryItem, RecallResult, ScoredMemory, utcnow
+from ..models import MemoryItem, RecallResult, ScoredMemory, Tier, utcnow
 from ..settings import MemoryConfig
 from ..stores import GraphStore, HotTier
 from .enrichment import Enrichment
@@ -41,7 +41,7 @@ class Recall:
         self.events = events
 
     async def search(self, tenant: str, q: RecallQuery) -> list[ScoredMemory]:
-        """The recall ranking of warm and cold memories, without side effects."""
+        """The recall ranking of every tier's memories, without side effects."""
         ranked, _ = await self.ranker.rank(tenant, q)
         return [ScoredMemory(item=i, score=s, similarity=c) for i, s, c in ranked]
 
@@ -51,7 +51,10 @@ class Recall:
             config = await self.sessions.config(tenant, q.session_id)
         else:
             config = self.sessions.defaults
-        ranked, query_vector = await self.ranker.rank(tenant, q)
+        # With a user, recall ranks everything the user holds, whichever session it came
+        # from: the session is where the agent is now (its hot items are the hot hits).
+        scope = q.model_copy(update={"session_id": None}) if q.user_id else q
+        ranked, query_vector = await self.ranker.rank(tenant, scope)
         # Ranking uses the fused score; relevance, promotion and hits use the cosine
         # similarity, the scale the tier thresholds are written in.
         ranking = {item.id: score for item, score, _ in ranked}
@@ -80,13 +83,17 @@ class Recall:
             hot_hits = [(t, s) for t, (_, s) in zip(touched, hot_hits, strict=True)]
         promoted: list[str] = []
         if q.auto_promote and config.auto_promote_enabled:
+            # A result in the 'hot' tier is a written-behind copy: already in Redis.
             eligible = [
                 i
                 for i in items
-                if scores[i.id] > config.promote_threshold
-                or (
-                    i.access_count >= config.promote_access_count
-                    and scores[i.id] >= config.min_relevance
+                if i.tier is not Tier.HOT
+                and (
+                    scores[i.id] > config.promote_threshold
+                    or (
+                        i.access_count >= config.promote_access_count
+                        and scores[i.id] >= config.min_relevance
+                    )
                 )
             ]
             promoted = [i.id for i in await self.promotion.items(tenant, eligible, config)]

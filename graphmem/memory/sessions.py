@@ -1,10 +1,11 @@
 """Per-session settings (defaults with stored overrides) and the per-session lock that
-keeps a spill, a flush and a forget of one session from interleaving."""
+keeps a spill, a flush, a forget and an enrichment worker's write of one session from
+interleaving."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,7 +22,6 @@ class Sessions:
     def __init__(self, hot: HotTier, config: MemoryConfig) -> None:
         self.hot = hot
         self.defaults = config
-        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
     def effective(self, overrides: dict[str, Any]) -> MemoryConfig:
         if not overrides:
@@ -60,5 +60,6 @@ class Sessions:
         await self.hot.index.set_session_config(tenant, session_id, current)
         return effective
 
-    def lock(self, tenant: str, session_id: str) -> asyncio.Lock:
-        return self._locks.setdefault((tenant, session_id), asyncio.Lock())
+    def lock(self, tenant: str, session_id: str) -> AbstractAsyncContextManager[None]:
+        """Held across processes (in Redis): API replicas and enrichment workers share it."""
+        return self.hot.locks.hold(tenant, session_id)

@@ -174,40 +174,35 @@ class Spiller:
         try:
             for n, batch in enumerate(batches):
                 assert ahead is not None
-                embedding, extracting = ahead
+                preparing = ahead
                 ahead = start(tenant, session_id, batches[n + 1]) if n + 1 < len(batches) else None
+                prepared = await preparing
+                rows: list[dict[str, Any]] = []
+                for item in batch:
+                    warm_item = item.access_count > config.warm_access_threshold
+                    tier = Tier.WARM if warm_item else Tier.COLD
+                    row = item.model_copy(update={"tier": tier}).graph_row(
+                        prepared.vectors[item.id], prepared.sentences.get(item.id)
+                    )
+                    rows.append(row)
+                    (warm if warm_item else cold).append(item.id)
                 try:
-                    vectors, sentences = await embedding
-                    rows: list[dict[str, Any]] = []
-                    for item in batch:
-                        warm_item = item.access_count > config.warm_access_threshold
-                        tier = Tier.WARM if warm_item else Tier.COLD
-                        row = item.model_copy(update={"tier": tier}).graph_row(
-                            vectors[item.id], sentences.get(item.id)
+                    await self.with_retry(partial(self.graph.upsert, tenant, rows), retries)
+                    entities = self.enrichment.entities
+                    if entities is not None and prepared.unmentioned:
+                        write = partial(
+                            entities.write, tenant, prepared.unmentioned, prepared.extractions
                         )
-                        rows.append(row)
-                        (warm if warm_item else cold).append(item.id)
-                    try:
-                        await self.with_retry(partial(self.graph.upsert, tenant, rows), retries)
-                        entities = self.enrichment.entities
-                        if entities is not None and extracting is not None:
-                            found = await extracting
-                            await self.with_retry(
-                                partial(entities.write, tenant, batch, found), retries
-                            )
-                    except Unavailable:
-                        # Keep the work: the retry (next add, maintenance) need not embed
-                        # again.
-                        await self.hot.cache_embeddings(tenant, session_id, vectors)
-                        raise
-                finally:
-                    discard(extracting)
+                        await self.with_retry(write, retries)
+                except Unavailable:
+                    # Keep the work: the retry (next add, maintenance) need not embed
+                    # again.
+                    await self.hot.cache_embeddings(tenant, session_id, prepared.vectors)
+                    raise
                 self.breaker.reset()
                 await self.hot.remove(tenant, session_id, [i.id for i in batch])
         finally:
-            if ahead is not None:
-                discard(ahead[0])
-                discard(ahead[1])
+            discard(ahead)
         self.metrics.spilled(tenant, len(warm), len(cold))
         if items:
             await self.events.publish(

@@ -13,6 +13,7 @@ models of ``stores/models.py``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,11 +21,14 @@ from ..models import MemoryItem, MemoryType, Tier, TierCount
 from ..settings import PersonaConfig
 from .models import (
     AliasRule,
+    Enriched,
+    EnrichmentJob,
     EntityDetail,
     Episode,
     EpisodeSteps,
     MergeResult,
     Message,
+    QueueStats,
     Reflection,
     ScoredEpisode,
     Step,
@@ -53,11 +57,18 @@ class SessionIndex(Protocol):
 
 
 @runtime_checkable
+class SessionLocks(Protocol):
+    def hold(self, tenant: str, session_id: str) -> AbstractAsyncContextManager[None]: ...
+
+
+@runtime_checkable
 class HotTier(Protocol):
     #: idle lifetime of a session's keys, in seconds; the service sets it from its config
     ttl: int
     #: per-session settings and the indexes maintenance walks, on the same Redis
     index: SessionIndex
+    #: the per-session lock, shared by every process on the same Redis
+    locks: SessionLocks
 
     async def ping(self) -> None: ...
     async def put(
@@ -75,7 +86,26 @@ class HotTier(Protocol):
     async def cache_embeddings(
         self, tenant: str, session_id: str, vectors: Mapping[str, Sequence[float]]
     ) -> None: ...
+    async def enrichment(
+        self, tenant: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, Enriched]: ...
+    async def cache_enrichment(
+        self, tenant: str, session_id: str, entries: Mapping[str, Enriched]
+    ) -> None: ...
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class EnrichmentQueue(Protocol):
+    async def ensure(self) -> None: ...
+    async def add(self, tenant: str, session_id: str, ids: Sequence[str]) -> None: ...
+    async def read(self, consumer: str, count: int, block_ms: int) -> list[EnrichmentJob]: ...
+    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[EnrichmentJob]: ...
+    async def ack(self, jobs: Sequence[EnrichmentJob]) -> None: ...
+    async def retry(self, job: EnrichmentJob) -> None: ...
+    async def park(self, job: EnrichmentJob, error: str) -> None: ...
+    async def parked(self, count: int = 100) -> list[dict[str, str]]: ...
+    async def stats(self) -> QueueStats: ...
 
 
 @runtime_checkable
@@ -170,6 +200,8 @@ class GraphStore(Protocol):
         self, tokens: Callable[[str, str | None, str | None], str], batch: int = 5000
     ) -> int: ...
     async def upsert(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
+    async def upsert_hot(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
+    async def set_vectors(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
     async def record_access(
         self,
         tenant: str,

@@ -184,3 +184,37 @@ class StoredRecord(StoreModel):
     #: the record as JSON text (Neo4j properties cannot hold maps)
     data: str
     created_at: datetime | None = None
+
+
+# --- enrichment -------------------------------------------------------------------------
+class Enriched(StoreModel):
+    """What enrichment computed for a hot item, cached beside it in Redis so that its
+    spill writes it instead of computing it again."""
+
+    vector: list[float]
+    #: packed float16 sentence vectors (enrich/sentences.py); None for one sentence
+    sentences: bytes | None = None
+    #: its entity mentions are already in the graph
+    entities: bool = False
+
+
+class EnrichmentJob(StoreModel):
+    """One entry of the enrichment stream: items of one session to write behind."""
+
+    entry: str
+    tenant: str
+    session_id: str
+    ids: list[str]
+    #: deliveries so far, this one included (a job that keeps failing is parked)
+    attempt: int = 1
+
+
+class QueueStats(StoreModel):
+    #: jobs added and not yet acknowledged (read or not)
+    backlog: int
+    #: jobs read by a worker and not yet acknowledged
+    pending: int
+    #: jobs set aside after failing too often, with their error
+    parked: int
+    #: age of the oldest job not yet acknowledged, in seconds (0 when there is none)
+    oldest_seconds: float

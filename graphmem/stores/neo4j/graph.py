@@ -83,6 +83,27 @@ class Neo4jGraphStore(Neo4jSession):
         )
         return [r["id"] for r in records]
 
+    async def upsert_hot(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
+        """Write hot items behind as 'hot' nodes without vectors (existing nodes stay)."""
+        if not rows:
+            return []
+        _, label = await self.fulltext.ensure(tenant)
+        records = await self.run(
+            "memory/upsert_hot",
+            {"tenant": tenant, "label": label, "items": list(rows)},
+            write=True,
+        )
+        return [r["id"] for r in records]
+
+    async def set_vectors(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
+        """Rows of id, embedding, sentenceVectors for nodes that exist; returns their ids."""
+        if not rows:
+            return []
+        records = await self.run(
+            "memory/set_vectors", {"tenant": tenant, "rows": list(rows)}, write=True
+        )
+        return [r["id"] for r in records]
+
     async def record_access(
         self,
         tenant: str,

@@ -18,7 +18,9 @@ from .fulltext import TenantFulltext
 from .records import memory_item, parsed
 from .session import Neo4jSession
 
-GRAPH_TIERS = (Tier.WARM.value, Tier.COLD.value)
+# Search ranks every node: warm and cold ones, and the 'hot' copies of items still in
+# Redis (written behind, or promoted), so an item is findable whatever its tier.
+GRAPH_TIERS = (Tier.HOT.value, Tier.WARM.value, Tier.COLD.value)
 
 
 class Neo4jGraphSearch:

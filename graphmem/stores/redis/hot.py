@@ -27,9 +27,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...models import MemoryItem
-from .. import SessionIndex
+from .. import SessionIndex, SessionLocks
+from ..models import Enriched
 from .index import RedisSessionIndex
 from .keys import call, session_keys
+from .locks import RedisSessionLocks
 
 # KEYS: items, meta, where, sessions, config, emb   ARGV: session, now, ttl, (id, doc, tokens)*
 _PUT = """
@@ -60,7 +62,7 @@ for i = 2, #ARGV do
     total = total + cjson.decode(old)['token_count']
     redis.call('HDEL', KEYS[1], ARGV[i])
     redis.call('HDEL', KEYS[3], ARGV[i])
-    redis.call('HDEL', KEYS[6], ARGV[i])
+    redis.call('HDEL', KEYS[6], ARGV[i], ARGV[i] .. ':x')
     removed[#removed + 1] = ARGV[i]
   end
 end
@@ -81,6 +83,23 @@ for i = 1, #ARGV, 2 do
 end
 return 1
 """
+
+# KEYS: items, emb   ARGV: ttl, (field, value)*   a field "<id>" or "<id>:x" is kept only
+# while item <id> is in the session: a spill or forget in between leaves nothing behind
+_KEEP = """
+for i = 2, #ARGV, 2 do
+  local id = string.gsub(ARGV[i], ':x$', '')
+  if redis.call('HEXISTS', KEYS[1], id) == 1 then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+end
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return 1
+"""
+
+
+def _flat(mapping: Mapping[str, str]) -> list[str]:
+    return [x for pair in mapping.items() for x in pair]
 
 
 log = logging.getLogger("graphmem.stores")
@@ -114,9 +133,11 @@ class RedisHotTier:
         self._put = redis.register_script(_PUT)
         self._remove = redis.register_script(_REMOVE)
         self._touch = redis.register_script(_TOUCH)
+        self._keep = redis.register_script(_KEEP)
         # Declared as the protocol type: HotTier's attributes are settable, so a
         # structural match needs this exact type.
         self.index: SessionIndex = RedisSessionIndex(redis, lambda: self.ttl)
+        self.locks: SessionLocks = RedisSessionLocks(redis)
 
     @classmethod
     def connect(cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600) -> RedisHotTier:
@@ -221,19 +242,47 @@ class RedisHotTier:
     ) -> None:
         if not vectors:
             return
-        items_key, emb_key = self._keys(tenant, session_id)[0], self._keys(tenant, session_id)[5]
+        keys = self._keys(tenant, session_id)
+        args: list[str | int] = [
+            self.ttl,
+            *_flat({k: _encode_vector(v) for k, v in vectors.items()}),
+        ]
+        await self._call(lambda: self._keep(keys=[keys[0], keys[5]], args=args))
 
-        async def op() -> None:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hset(emb_key, mapping={k: _encode_vector(v) for k, v in vectors.items()})
-                pipe.expire(emb_key, self.ttl)
-                await pipe.execute()
-            # an item removed meanwhile must not leave its vector behind
-            present = await cast(
-                Awaitable[list[str | None]], self._redis.hmget(items_key, list(vectors))
+    async def enrichment(
+        self, tenant: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, Enriched]:
+        """What a worker computed for items (vector, sentence vectors, entities written)."""
+        if not ids:
+            return {}
+        key = self._keys(tenant, session_id)[5]
+        fields = [f for i in ids for f in (i, f"{i}:x")]
+        raw = await self._call(
+            lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, fields))
+        )
+        found: dict[str, Enriched] = {}
+        for n, item_id in enumerate(ids):
+            vector, extra = raw[2 * n], raw[2 * n + 1]
+            if vector is None or extra is None:
+                continue
+            meta = json.loads(extra)
+            sentences = base64.b64decode(meta["s"]) if meta.get("s") else None
+            found[item_id] = Enriched(
+                vector=_decode_vector(vector), sentences=sentences, entities=bool(meta.get("e"))
             )
-            stale = [k for k, doc in zip(vectors, present, strict=True) if doc is None]
-            if stale:
-                await self._redis.hdel(emb_key, *stale)
+        return found
 
-        await self._call(op)
+    async def cache_enrichment(
+        self, tenant: str, session_id: str, entries: Mapping[str, Enriched]
+    ) -> None:
+        """Keep what enrichment computed for items still in the session (and only those)."""
+        if not entries:
+            return
+        mapping: dict[str, str] = {}
+        for item_id, e in entries.items():
+            mapping[item_id] = _encode_vector(e.vector)
+            packed = base64.b64encode(e.sentences).decode("ascii") if e.sentences else None
+            mapping[f"{item_id}:x"] = json.dumps({"s": packed, "e": e.entities})
+        keys = self._keys(tenant, session_id)
+        args: list[str | int] = [self.ttl, *_flat(mapping)]
+        await self._call(lambda: self._keep(keys=[keys[0], keys[5]], args=args))

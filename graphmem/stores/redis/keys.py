@@ -7,7 +7,9 @@ session's keys and the tenant's indexes together stay in one Redis Cluster slot)
 - ``gm:{<tenant>}:s:<session>:items``   hash: item id → item JSON
 - ``gm:{<tenant>}:s:<session>:meta``    hash: ``tokens`` → token total of the items
 - ``gm:{<tenant>}:s:<session>:config``  hash: per-session setting overrides (JSON)
-- ``gm:{<tenant>}:s:<session>:emb``     hash: item id → cached embedding (base64 float32)
+- ``gm:{<tenant>}:s:<session>:emb``     hash: item id → cached embedding (base64 float32),
+  and ``<id>:x`` → what else enrichment computed (sentence vectors, entities written)
+- ``gm:{<tenant>}:s:<session>:lock``    string: the session's lock token (``locks.py``)
 - ``gm:{<tenant>}:where``               hash: item id → session id (lookups by id)
 - ``gm:{<tenant>}:sessions``            sorted set: session → time of its last write
 - ``gm:{<tenant>}:over``                set: sessions that went over their token budget

@@ -1,0 +1,35 @@
+// Write-behind of hot items: each becomes a node with tier 'hot' at once, so BM25 finds
+// it before its vectors exist (memory/set_vectors adds them a moment later). A node
+// that exists already (spilled, promoted or written behind before) is left as it is:
+// its tier and access data are the spill's or promotion's to set, not this copy's.
+// $label puts the node in its tenant's fulltext index (tenant/fulltext_index).
+MERGE (t:Tenant {id: $tenant})
+WITH t
+UNWIND $items AS it
+MERGE (m:Memory {tenant: $tenant, id: it.id})
+  ON CREATE SET m:$($label),
+                m.sessionId = it.sessionId,
+                m.userId = it.userId,
+                m.content = it.content,
+                m.type = it.type,
+                m.tier = 'hot',
+                m.accessCount = it.accessCount,
+                m.lastAccessedAt = it.lastAccessedAt,
+                m.createdAt = it.createdAt,
+                m.relevanceScore = it.relevanceScore,
+                m.tokenCount = it.tokenCount,
+                m.contentHash = it.contentHash,
+                m.metadata = it.metadata,
+                m.seq = it.seq,
+                m.scopeToken = it.scopeToken,
+                m.writtenBehindAt = datetime()
+MERGE (s:Session {tenant: $tenant, id: it.sessionId})
+MERGE (s)-[:HAS_MEMORY]->(m)
+WITH m, s, it
+CALL (s, it) {
+  WITH s, it
+  WHERE it.userId IS NOT NULL
+  MERGE (u:User {tenant: $tenant, id: it.userId})
+  MERGE (u)-[:HAS_SESSION]->(s)
+}
+RETURN m.id AS id

@@ -1,0 +1,94 @@
+"""Write-behind: every added memory goes into the graph as a 'hot' node shortly after the
+add, so that search and recall find it in every scope that may see it while it still
+lives in Redis (docs/recall.md#visibility). An enrichment worker (``worker.py``) runs the
+two steps of each job:
+
+1. **admit**: under the session's lock, the job's items that are still in the hot tier
+   become 'hot' nodes without vectors. BM25 and substring search find them from then on.
+2. **enrich**: embed them (with their sentence vectors) and extract their entities, set
+   the vectors on the nodes that still exist and write the mentions, then cache both
+   beside the hot item, so that its spill writes them instead of computing them again.
+
+Nothing here changes a tier: spill, promotion and forget still decide where an item
+lives; a node written behind only makes a hot item findable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..enrich.embed import Embedder
+from ..enrich.sentences import embed_memories, pack
+from ..entities import EntityMemory
+from ..models import MemoryItem
+from ..stores import GraphStore, HotTier
+from ..stores.models import Enriched, EnrichmentJob
+from .sessions import Sessions
+
+Admitted = list[tuple[EnrichmentJob, list[MemoryItem]]]
+
+
+class WriteBehind:
+    def __init__(
+        self,
+        hot: HotTier,
+        graph: GraphStore,
+        sessions: Sessions,
+        embedder: Embedder,
+        entities: EntityMemory | None = None,
+    ) -> None:
+        self.hot = hot
+        self.graph = graph
+        self.sessions = sessions
+        self.embedder = embedder
+        self.entities = entities
+
+    async def admit(self, job: EnrichmentJob) -> list[MemoryItem]:
+        """Step 1. Under the lock, so that a forget or a spill of the same items is either
+        before (the item is gone from Redis and skipped) or after (and sees the node)."""
+        async with self.sessions.lock(job.tenant, job.session_id):
+            items = await self.hot.get(job.tenant, job.session_id, job.ids)
+            await self.graph.upsert_hot(job.tenant, [i.graph_row(None) for i in items])
+        return items
+
+    async def enrich(self, admitted: Admitted) -> int:
+        """Step 2, for many jobs at once: one embedding call and one NER call for all.
+        Returns how many items it enriched (ones forgotten meanwhile are left out)."""
+        items = [item for _, batch in admitted for item in batch]
+        if not items:
+            return 0
+        embedding = asyncio.to_thread(embed_memories, self.embedder, [i.content for i in items])
+        if self.entities is not None:
+            computed, found = await asyncio.gather(embedding, self.entities.extract(items))
+        else:
+            computed, found = await embedding, []
+        by_tenant: dict[str, list[int]] = {}
+        for n, item in enumerate(items):
+            by_tenant.setdefault(item.tenant, []).append(n)
+        entries: dict[tuple[str, str], dict[str, Enriched]] = {}
+        for tenant, positions in by_tenant.items():
+            rows: list[dict[str, Any]] = [
+                {
+                    "id": items[n].id,
+                    "embedding": computed[n].vector,
+                    "sentenceVectors": pack(computed[n].sentences),
+                }
+                for n in positions
+            ]
+            present = set(await self.graph.set_vectors(tenant, rows))
+            kept = [n for n in positions if items[n].id in present]
+            if self.entities is not None and kept:
+                await self.entities.write(
+                    tenant, [items[n] for n in kept], [found[n] for n in kept]
+                )
+            for n in kept:
+                item = items[n]
+                entries.setdefault((tenant, item.session_id), {})[item.id] = Enriched(
+                    vector=computed[n].vector,
+                    sentences=pack(computed[n].sentences),
+                    entities=self.entities is not None,
+                )
+        for (tenant, session_id), cached in entries.items():
+            await self.hot.cache_enrichment(tenant, session_id, cached)
+        return sum(len(c) for c in entries.values())

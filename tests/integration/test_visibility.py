@@ -1,0 +1,231 @@
+"""Every acknowledged add is findable at once in every scope that may see it (write-behind
+through the enrichment queue and a worker), and a forget is honoured by every path."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+
+from graphmem.builder import MemoryBuilder
+from graphmem.memory import Memory
+from graphmem.memory.inputs import RecallQuery
+from tests.conftest import Stack, empty_redis_db, new_tenant
+
+pytestmark = pytest.mark.asyncio
+
+DENTIST = "My dentist appointment is on Friday at 3pm with Dr. Lee"
+
+
+@pytest.fixture
+async def memory(stack: Stack) -> AsyncIterator[Memory]:
+    """A service with its own Redis database (so its queue holds only this test's jobs)
+    and a worker running beside it, as `graphmem serve` runs one."""
+    url = await empty_redis_db(stack, 10)
+    service = MemoryBuilder.from_settings(stack.settings(redis_url=url)).build()
+    await service.migrate()
+    assert service.worker is not None
+    stop = asyncio.Event()
+    worker = asyncio.create_task(service.worker.run(stop))
+    try:
+        yield service
+    finally:
+        stop.set()
+        await worker
+        await service.close()
+
+
+async def within(seconds: float, probe: Callable[[], Awaitable[bool]]) -> float:
+    """How long until ``probe`` holds; fails the test after ``seconds``."""
+    started = time.monotonic()
+    while not await probe():
+        assert time.monotonic() - started < seconds, f"not within {seconds}s"
+        await asyncio.sleep(0.02)
+    return time.monotonic() - started
+
+
+def ids(results: list) -> set[str]:  # type: ignore[type-arg]
+    return {r.item.id for r in results}
+
+
+async def test_an_add_is_found_in_every_scope_within_a_second(memory: Memory) -> None:
+    tenant, other_tenant = new_tenant(), new_tenant()
+    # A tenant's first write creates its fulltext index, and the first search loads the
+    # model: both once per tenant or process, so they are done before the clock runs.
+    first = await memory.ingest.add(
+        tenant, {"session_id": "s0", "user_id": "bob", "content": "hello there"}
+    )
+
+    async def first_found() -> bool:
+        found = await memory.recall.search(tenant, RecallQuery(query="hello", user_id="bob"))
+        return first.id in ids(found)
+
+    await within(30.0, first_found)
+    item = await memory.ingest.add(
+        tenant, {"session_id": "s1", "user_id": "bob", "content": DENTIST}
+    )
+    await memory.ingest.add(
+        other_tenant, {"session_id": "s1", "user_id": "bob", "content": DENTIST}
+    )
+    question = "when is the dentist appointment"
+
+    async def by_user() -> bool:
+        found = await memory.recall.search(tenant, RecallQuery(query=question, user_id="bob"))
+        return item.id in ids(found)
+
+    async def by_tenant() -> bool:
+        found = await memory.recall.search(tenant, RecallQuery(query=question))
+        return item.id in ids(found)
+
+    async def recall_from_another_session() -> bool:
+        result = await memory.recall.recall(
+            tenant, RecallQuery(query=question, session_id="s2", user_id="bob")
+        )
+        return item.id in {i.id for i in result.items}
+
+    for probe in (by_user, by_tenant, recall_from_another_session):
+        await within(1.0, probe)
+
+    # Nobody else sees it: another user of the tenant, and the other tenant's same ids.
+    other_user = await memory.recall.search(tenant, RecallQuery(query=question, user_id="amy"))
+    assert item.id not in ids(other_user)
+    elsewhere = await memory.recall.search(other_tenant, RecallQuery(query=question))
+    assert item.id not in ids(elsewhere)
+    # Still hot: write-behind makes it findable, it does not move it.
+    assert [i.id for i in await memory.hot_tier.get(tenant, "s1", [item.id])] == [item.id]
+
+    assert await memory.removal.forget(tenant, item.id)
+    assert not await by_user()
+    assert not await by_tenant()
+    assert not await recall_from_another_session()
+
+
+async def test_write_behind_adds_vectors_and_entities_and_the_spill_reuses_them(
+    memory: Memory, stack: Stack
+) -> None:
+    from tests.conftest import run_cypher
+
+    tenant = new_tenant()
+    item = await memory.ingest.add(
+        tenant,
+        {
+            "session_id": "s1",
+            "user_id": "bob",
+            "content": "Ada Lovelace moved to London. She met Charles Babbage there.",
+        },
+    )
+
+    async def enriched() -> bool:
+        done = await memory.hot_tier.enrichment(tenant, "s1", [item.id])
+        return item.id in done
+
+    await within(10.0, enriched)
+    (node,) = await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $t, id: $id}) OPTIONAL MATCH (m)-[:MENTIONS]->(e:Entity) "
+        "RETURN m.tier AS tier, m.embedding IS NOT NULL AS vector, "
+        "m.sentenceVectors IS NOT NULL AS sentences, collect(e.name) AS entities",
+        t=tenant,
+        id=item.id,
+    )
+    assert node["tier"] == "hot" and node["vector"] and node["sentences"]
+    assert "London" in node["entities"]
+
+    # The spill writes what the worker computed: no embedding, no NER in the API.
+    calls: list[int] = []
+    embed = memory.embedder.embed
+    memory.embedder.embed = lambda texts: calls.append(len(texts)) or embed(texts)  # type: ignore[method-assign]
+    try:
+        result = await memory.spills.spill(tenant, "s1", item_ids=[item.id])
+    finally:
+        memory.embedder.embed = embed  # type: ignore[method-assign]
+    assert result.spilled_ids == [item.id] and calls == []
+    (after,) = await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $t, id: $id}) OPTIONAL MATCH (m)-[r:MENTIONS]->() "
+        "RETURN m.tier AS tier, count(r) AS mentions, "
+        "COUNT { MATCH (n:Memory {tenant: $t, id: $id}) } AS copies",
+        t=tenant,
+        id=item.id,
+    )
+    assert after["tier"] == "cold" and after["mentions"] >= 2 and after["copies"] == 1
+
+
+async def test_a_forget_before_the_worker_runs_is_not_undone(stack: Stack) -> None:
+    """The race write-behind must not lose: a job still queued for a forgotten item."""
+    url = await empty_redis_db(stack, 10)
+    service = MemoryBuilder.from_settings(stack.settings(redis_url=url)).build()
+    await service.migrate()
+    try:
+        tenant = new_tenant()
+        item = await service.ingest.add(
+            tenant, {"session_id": "s1", "user_id": "bob", "content": DENTIST}
+        )
+        assert await service.removal.forget(tenant, item.id)
+        assert service.worker is not None
+        await service.worker.drain(seconds=30)
+        assert await service.graph.get(tenant, [item.id]) == []
+        found = await service.reports.find(tenant, "dentist")
+        assert found == []
+    finally:
+        await service.close()
+
+
+ADD = """mutation($c: String!) {
+  addMemory(input: {sessionId: "s1", userId: "bob", content: $c}) { id }
+}"""
+SEARCH = 'query($q: String!) { search(query: $q, userId: "bob") { item { id } } }'
+
+
+async def test_two_api_processes_see_each_others_adds_and_forgets(stack: Stack) -> None:
+    """Two `graphmem serve` replicas (each with its enrichment worker) on one Redis and one
+    Neo4j: an add through A is found by a search through B within a second, and a forget
+    through B is honoured by A at once."""
+    import httpx
+
+    from tests.conftest import free_port, stack_env, start_server
+
+    url = await empty_redis_db(stack, 11)
+    key, tenant = "two-replicas-key-0123", new_tenant()
+    env = stack_env(stack, GRAPHMEM_API_KEYS=f"{key}={tenant}", GRAPHMEM_ENRICH_WORKERS="1") | {
+        "REDIS_URL": url
+    }
+    ports = [free_port(), free_port()]
+    servers = [start_server(env, port) for port in ports]
+    headers = {"Authorization": f"Bearer {key}"}
+    try:
+        a, b = (
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}", headers=headers, timeout=10)
+            for p in ports
+        )
+        async with a, b:
+
+            async def gql(client: httpx.AsyncClient, query: str, **variables: object) -> dict:  # type: ignore[type-arg]
+                response = await client.post(
+                    "/graphql", json={"query": query, "variables": variables}
+                )
+                body = response.json()
+                assert "errors" not in body, body
+                return body["data"]  # type: ignore[no-any-return]
+
+            async def found_through(client: httpx.AsyncClient, item_id: str) -> bool:
+                hits = (await gql(client, SEARCH, q="dentist appointment"))["search"]
+                return item_id in {h["item"]["id"] for h in hits}
+
+            # warm-up: the tenant's first write creates its fulltext index
+            warm = (await gql(a, ADD, c="dentist warm-up note"))["addMemory"]["id"]
+            await within(60.0, lambda: found_through(b, warm))
+
+            item = (await gql(a, ADD, c=DENTIST))["addMemory"]["id"]
+            await within(1.0, lambda: found_through(b, item))
+
+            forget = "mutation($id: ID!) { forget(itemId: $id) }"
+            assert (await gql(b, forget, id=item))["forget"] is True
+            assert not await found_through(a, item)
+    finally:
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            server.wait(timeout=30)

@@ -2,6 +2,7 @@
 
 graphmem services up|down|status   the local Neo4j + Redis stack
 graphmem services install          only resolve what `services up` runs (Java, jars, Redis)
+graphmem ide-assets                fetch the GraphQL IDE's files (GraphiQL, React) with npm
 graphmem doctor                    check Java, Maven, Neo4j, Redis, the models and the keys
 graphmem migrate                   apply cypher/schema to Neo4j
 graphmem serve [--services]        the API (applies the migration first)
@@ -182,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("GRAPHMEM_KEY"),
         help="API key deciding the tenant (default: $GRAPHMEM_KEY or the dev key)",
     )
+    sub.add_parser("ide-assets", help="fetch the GraphQL IDE's browser files with npm")
     sub.add_parser("doctor", help="check what graphmem needs and say what to fix")
     sub.add_parser("schema", help="print the GraphQL SDL")
     sub.add_parser("key", help="print the local development API key (tenant dev)")
@@ -214,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_mcp_stdio(settings, args.key))
         if args.command == "serve":
             return _serve(settings, args.services)
+        if args.command == "ide-assets":
+            from .api.ide.assets import fetch
+
+            print("GraphQL IDE files in", fetch())
+            return 0
         if args.command == "doctor":
             return _doctor(settings)
         if args.command == "schema":

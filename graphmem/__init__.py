@@ -4,9 +4,34 @@ from graphmem import MemoryBuilder, load_settings
 memory = MemoryBuilder.from_settings(load_settings()).build()
 """
 
-from .builder import MemoryBuilder
-from .memory import AddMemory, Memory, RecallQuery
-from .settings import MemoryConfig, Settings, load_settings
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .builder import MemoryBuilder
+    from .memory import AddMemory, Memory, RecallQuery
+    from .settings import MemoryConfig, Settings, load_settings
+
+# Loaded on first use, so that `graphmem.client` (httpx only) does not pull in the
+# server: Neo4j's driver, Redis, pydantic and the models.
+_WHERE = {
+    "AddMemory": ".memory",
+    "Memory": ".memory",
+    "RecallQuery": ".memory",
+    "MemoryBuilder": ".builder",
+    "MemoryConfig": ".settings",
+    "Settings": ".settings",
+    "load_settings": ".settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AddMemory",

@@ -1,6 +1,9 @@
 """The ``graphmem`` command.
 
 graphmem services up|down|status   the local Neo4j + Redis stack
+graphmem services install          only resolve what `services up` runs (Java, jars, Redis)
+graphmem ide-assets                fetch the GraphQL IDE's files (GraphiQL, React) with npm
+graphmem doctor                    check Java, Maven, Neo4j, Redis, the models and the keys
 graphmem migrate                   apply cypher/schema to Neo4j
 graphmem serve [--services]        the API (applies the migration first) and its
                                    enrichment workers
@@ -32,6 +35,11 @@ def _services(settings: Settings, action: str, as_json: bool) -> int:
     from .devstack import LocalStack
 
     stack = LocalStack(settings)
+    if action == "install":
+        stack.neo4j.java()
+        print("neo4j jars in", stack.neo4j.resolve())
+        print("redis-server at", stack.redis.binary())
+        return 0
     if action == "up":
         started = time.monotonic()
         stack.up()
@@ -164,9 +172,25 @@ def _start_workers(settings: Settings) -> list[subprocess.Popen[bytes]]:
     ]
 
 
+def _doctor(settings: Settings) -> int:
+    from . import doctor
+
+    failed = 0
+    for finding in doctor.run(settings, doctor.ALL):
+        print(finding.line(), flush=True)
+        failed += not finding.ok
+    print("everything graphmem needs is in place" if not failed else f"{failed} to fix")
+    return 1 if failed else 0
+
+
 def _serve(settings: Settings, with_services: bool) -> int:
+    from . import doctor
+
     if with_services:
         _services(settings, "up", as_json=False)
+    for finding in doctor.run(settings, doctor.BEFORE_SERVE):
+        if not finding.ok:
+            raise ConfigurationError(finding.detail)
     workers = _start_workers(settings)
     try:
         return _serve_api(settings)
@@ -207,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     services = sub.add_parser("services", help="run the local Neo4j and Redis")
-    services.add_argument("action", choices=["up", "down", "status"])
+    services.add_argument("action", choices=["up", "down", "status", "install"])
     services.add_argument("--json", action="store_true")
     sub.add_parser("migrate", help="apply cypher/schema to Neo4j")
     serve = sub.add_parser("serve", help="run the GraphQL API")
@@ -228,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("GRAPHMEM_KEY"),
         help="API key deciding the tenant (default: $GRAPHMEM_KEY or the dev key)",
     )
+    sub.add_parser("ide-assets", help="fetch the GraphQL IDE's browser files with npm")
+    sub.add_parser("doctor", help="check what graphmem needs and say what to fix")
     sub.add_parser("schema", help="print the GraphQL SDL")
     sub.add_parser("key", help="print the local development API key (tenant dev)")
     args = parser.parse_args(argv)
@@ -261,6 +287,13 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_mcp_stdio(settings, args.key))
         if args.command == "serve":
             return _serve(settings, args.services)
+        if args.command == "ide-assets":
+            from .api.ide.assets import fetch
+
+            print("GraphQL IDE files in", fetch())
+            return 0
+        if args.command == "doctor":
+            return _doctor(settings)
         if args.command == "schema":
             from .api.schema import build_schema
 

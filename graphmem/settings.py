@@ -13,8 +13,17 @@ import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -157,17 +166,46 @@ def parse_api_keys(value: Any) -> dict[str, str]:
             key, sep, tenant = part.partition("=")
             if not sep:
                 raise ConfigurationError(
-                    "GRAPHMEM_API_KEYS entries must look like key=tenant, separated by commas"
+                    "GRAPHMEM_API_KEYS: entries must look like key=tenant, separated by commas"
                 )
             pairs[key.strip()] = tenant.strip()
     else:
-        raise ConfigurationError("api_keys must be a 'key=tenant,...' string or a mapping")
+        raise ConfigurationError(
+            "GRAPHMEM_API_KEYS: must be a 'key=tenant,...' string or a mapping"
+        )
     for key, tenant in pairs.items():
         if len(key) < 8:
-            raise ConfigurationError("API keys must be at least 8 characters long")
+            # The key itself stays out of the message: it ends up in logs.
+            raise ConfigurationError(
+                f"GRAPHMEM_API_KEYS: the key for tenant {tenant!r} is {len(key)} characters"
+                " long; keys need at least 8"
+            )
         if not ID_PATTERN.match(tenant):
-            raise ConfigurationError(f"tenant name {tenant!r} must match {ID_PATTERN.pattern}")
+            raise ConfigurationError(
+                f"GRAPHMEM_API_KEYS: tenant name {tenant!r} must match {ID_PATTERN.pattern}"
+            )
     return pairs
+
+
+#: What the Neo4j driver and redis-py accept; anything else fails only at first use,
+#: deep inside a request or the start-up, so it is refused with the settings.
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def _check_url(value: str | None, schemes: tuple[str, ...], example: str) -> str | None:
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in schemes:
+        raise ValueError(f"{value!r} is not a URL of scheme {', '.join(schemes)} (like {example})")
+    if parts.scheme != "unix" and not parts.hostname:
+        raise ValueError(f"{value!r} names no host (like {example})")
+    try:
+        parts.port  # noqa: B018  # raises on a port that is not a number
+    except ValueError:
+        raise ValueError(f"{value!r} has a port that is not a number in 1-65535") from None
+    return value
 
 
 class Settings(BaseSettings):
@@ -281,6 +319,16 @@ class Settings(BaseSettings):
             return [h.strip() for h in value.split(",") if h.strip()]
         return value
 
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _neo4j_uri(cls, value: str | None) -> str | None:
+        return _check_url(value, NEO4J_SCHEMES, "bolt://127.0.0.1:7687")
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        return _check_url(value, REDIS_SCHEMES, "redis://127.0.0.1:6379/0")
+
     @field_validator("api_keys", mode="before")
     @classmethod
     def _keys(cls, value: Any) -> dict[str, str]:
@@ -315,10 +363,36 @@ class Settings(BaseSettings):
         return self.home / "dev-api-key"
 
 
+def setting_name(loc: tuple[int | str, ...]) -> str:
+    """The environment variable an operator sets for a field (the conventional name for
+    the service locations), from a pydantic error location."""
+    head = str(loc[0]) if loc else ""
+    field = Settings.model_fields.get(head)
+    if field is not None and isinstance(field.validation_alias, AliasChoices):
+        aliases = [a for a in field.validation_alias.choices if isinstance(a, str)]
+        return aliases[1] if len(aliases) > 1 else head.upper()
+    nested = [str(part) for part in loc]
+    return "GRAPHMEM_" + "__".join(nested).upper()
+
+
+def describe(exc: ValidationError) -> str:
+    """One line for the operator: each wrong setting by name, what is wrong, what was given."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        message = str(error["msg"]).removeprefix("Value error, ")
+        given = error.get("input")
+        if error["type"] != "value_error" and isinstance(given, str | int | float):
+            message += f" (got {str(given)[:60]!r})"
+        problems.append(f"{setting_name(tuple(error['loc']))}: {message}")
+    return "; ".join(problems)
+
+
 def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ConfigurationError:
         raise
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+    except ValidationError as exc:
+        raise ConfigurationError(describe(exc)) from None
+    except ValueError as exc:
         raise ConfigurationError(f"invalid settings: {exc}") from exc

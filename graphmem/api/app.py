@@ -1,4 +1,4 @@
-"""The Starlette application: /graphql, /mcp, /metrics, /healthz, /readyz."""
+"""The Starlette application: /graphql (and its IDE), /mcp, /metrics, /healthz, /readyz."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from ..builder import MemoryBuilder
 from ..errors import ErrorCode
 from ..memory import Memory
 from ..settings import Settings, load_settings
-from . import bodies
+from . import bodies, ide
 from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
 from .errors import error_response
 from .guard import Limits
@@ -215,11 +215,13 @@ def create_app(
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
-            Route("/graphql", protected, methods=["GET", "POST"]),
+            Route("/graphql", ide.IdeOrGraphQL(protected), methods=["GET", "POST"]),
+            Route(ide.PREFIX + "{name}", ide.asset, methods=["GET"]),
             WebSocketRoute("/graphql", protected),
             Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
         ],
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.ide_files = ide.files()
     return app

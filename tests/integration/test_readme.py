@@ -103,3 +103,10 @@ def test_readme_curl_examples_add_spill_and_recall(
     mine = [line for line in rows.splitlines() if added["id"] in line]
     assert len(mine) == 1
     assert "'dims': 384" in mine[0] and "'content': 'The budget is $50K'" in mine[0]
+
+
+def test_readme_python_client_example(server: tuple[int, dict[str, str]], stack: Stack) -> None:
+    port, env = server
+    client_block = readme_blocks()[3]
+    assert "from graphmem.client import Graphmem" in client_block
+    assert run_block(client_block, port, stack, env).splitlines() == ["The budget is $50K"]

@@ -1,0 +1,215 @@
+"""``AsyncGraphmem``: the asyncio client, with the change feed as an async iterator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from . import operations as ops
+from .errors import Unauthenticated, Unavailable, from_graphql
+from .models import (
+    Event,
+    MemoryItem,
+    RecallResult,
+    ScoredMemory,
+    SpillResult,
+    Status,
+    Step,
+    Task,
+    UserEntity,
+)
+from .transport import Retry, body, data_of, unreachable
+
+T = TypeVar("T")
+
+
+class AsyncGraphmem:
+    """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
+
+    Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE
+    answers and refused connections are retried with backoff (``retry``)."""
+
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        *,
+        timeout: float = 60.0,
+        retry: Retry | None = None,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.retry = retry or Retry()
+        self._http = http or httpx.AsyncClient(timeout=timeout)
+        self._endpoint = url.rstrip("/") + "/graphql"
+        self._headers = {"Authorization": f"Bearer {key}"}
+
+    async def __aenter__(self) -> AsyncGraphmem:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def execute(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Any GraphQL document; its data, or the first error raised."""
+        for attempt in range(self.retry.attempts):
+            try:
+                response = await self._http.post(
+                    self._endpoint, json=body(query, variables or {}), headers=self._headers
+                )
+                return data_of(response)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                # Nothing was sent: safe to try again, even a mutation.
+                failure = unreachable(exc)
+            except httpx.TransportError as exc:
+                raise unreachable(exc) from exc
+            except Unavailable as exc:
+                failure = exc
+            if attempt + 1 < self.retry.attempts:
+                await asyncio.sleep(self.retry.delay(attempt))
+        raise failure
+
+    async def _run(self, op: ops.Op[T]) -> T:
+        return op.read(await self.execute(op.document, op.variables))
+
+    # --- memories ---------------------------------------------------------------------
+    async def add(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        type: str = "MESSAGE",
+        user_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> MemoryItem:
+        return await self._run(
+            ops.add(
+                ops.memory_input(session_id, content, type=type, user_id=user_id, metadata=metadata)
+            )
+        )
+
+    async def add_many(self, memories: Sequence[dict[str, Any]]) -> list[MemoryItem]:
+        """``memories`` made with ``graphmem.client.memory(...)``."""
+        return await self._run(ops.add_many(memories))
+
+    async def spill(
+        self, session_id: str, *, count: int | None = None, item_ids: Sequence[str] | None = None
+    ) -> SpillResult:
+        return await self._run(ops.spill(session_id, count, item_ids))
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        limit: int = 3,
+        auto_promote: bool = True,
+    ) -> RecallResult:
+        return await self._run(ops.recall(query, session_id, user_id, limit, auto_promote))
+
+    async def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        limit: int = 10,
+    ) -> list[ScoredMemory]:
+        return await self._run(ops.search(query, session_id, user_id, limit))
+
+    async def status(self, session_id: str) -> Status:
+        return await self._run(ops.status(session_id))
+
+    async def forget(self, item_id: str) -> bool:
+        return await self._run(ops.forget(item_id))
+
+    async def entities(
+        self, user_id: str, *, type: str | None = None, limit: int = 50
+    ) -> list[UserEntity]:
+        return await self._run(ops.entities(user_id, type, limit))
+
+    # --- tasks ------------------------------------------------------------------------
+    async def create_task(self, description: str, *, owner: str | None = None) -> Task:
+        return await self._run(ops.create_task(description, owner))
+
+    async def add_step(
+        self,
+        task_id: str,
+        action: str,
+        *,
+        result: str | None = None,
+        status: str = "SUCCEEDED",
+        owner: str | None = None,
+        generation: int | None = None,
+    ) -> Step:
+        return await self._run(ops.add_step(task_id, action, result, status, owner, generation))
+
+    async def task(self, task_id: str) -> Task:
+        return await self._run(ops.task(task_id))
+
+    async def complete_task(self, task_id: str, status: str = "completed") -> Task:
+        return await self._run(ops.complete_task(task_id, status))
+
+    # --- the change feed ----------------------------------------------------------------
+    async def events(
+        self,
+        *,
+        kinds: Sequence[str] | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """The tenant's change feed (graphql-transport-ws), until the caller stops
+        iterating. Events published before the subscription is in place are not seen."""
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+        url = "ws" + self._endpoint.removeprefix("http")
+        wanted = {"kinds": kinds, "sessionId": session_id, "userId": user_id}
+        subscribe = {
+            "id": "1",
+            "type": "subscribe",
+            "payload": {
+                "query": f"subscription($f: EventFilter) {{ memoryEvents(filter: $f) "
+                f"{{ {Event.FIELDS} }} }}",
+                "variables": {"f": {k: v for k, v in wanted.items() if v is not None}},
+            },
+        }
+        try:
+            async with connect(url, subprotocols=["graphql-transport-ws"]) as ws:  # type: ignore[list-item]
+                # Browsers cannot send headers on a WebSocket, so the key goes in the
+                # connection_init payload, which the server reads the same way.
+                init = {"type": "connection_init", "payload": self._headers}
+                await ws.send(json.dumps(init))
+                while json.loads(await ws.recv()).get("type") != "connection_ack":
+                    pass
+                await ws.send(json.dumps(subscribe))
+                async for raw in ws:
+                    message = json.loads(raw)
+                    kind = message.get("type")
+                    if kind == "ping":
+                        await ws.send(json.dumps({"type": "pong"}))
+                    elif kind == "next":
+                        payload = message["payload"]
+                        if payload.get("errors"):
+                            raise from_graphql(payload["errors"][0])
+                        yield Event.of(payload["data"]["memoryEvents"])
+                    elif kind == "error":
+                        raise from_graphql(message["payload"][0])
+                    elif kind == "complete":
+                        return
+        except ConnectionClosed as exc:
+            if exc.rcvd is not None and exc.rcvd.code in (4401, 4403):
+                raise Unauthenticated(exc.rcvd.reason or "the key was refused") from exc
+            raise Unavailable(f"the change feed closed: {exc}") from exc
+        except (OSError, InvalidStatus) as exc:
+            raise Unavailable(f"graphmem did not answer: {exc}") from exc

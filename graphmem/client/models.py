@@ -1,0 +1,192 @@
+"""What the client's methods return: plain frozen dataclasses read from GraphQL JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+def _time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    id: str
+    session_id: str
+    user_id: str | None
+    content: str
+    type: str
+    tier: str
+    access_count: int
+    token_count: int
+    relevance_score: float
+    created_at: datetime | None
+    metadata: dict[str, Any]
+
+    FIELDS = (
+        "id sessionId userId content type tier accessCount tokenCount relevanceScore"
+        " createdAt metadata"
+    )
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> MemoryItem:
+        return cls(
+            d["id"],
+            d["sessionId"],
+            d.get("userId"),
+            d["content"],
+            d["type"],
+            d["tier"],
+            d["accessCount"],
+            d["tokenCount"],
+            d["relevanceScore"],
+            _time(d.get("createdAt")),
+            d.get("metadata") or {},
+        )
+
+
+@dataclass(frozen=True)
+class SpillResult:
+    spilled_ids: list[str]
+    target_tier: str
+    warm_ids: list[str]
+    cold_ids: list[str]
+
+    FIELDS = "spilledIds targetTier warmIds coldIds"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> SpillResult:
+        return cls(d["spilledIds"], d["targetTier"], d["warmIds"], d["coldIds"])
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    item: MemoryItem
+    score: float
+    similarity: float
+
+    FIELDS = f"item {{ {MemoryItem.FIELDS} }} score similarity"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> ScoredMemory:
+        return cls(MemoryItem.of(d["item"]), d["score"], d["similarity"])
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    items: list[MemoryItem]
+    promoted: list[str]
+    #: item id → ranking score
+    scores: dict[str, float]
+
+    FIELDS = f"items {{ {MemoryItem.FIELDS} }} promoted scores {{ itemId score }}"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> RecallResult:
+        return cls(
+            [MemoryItem.of(i) for i in d["items"]],
+            d["promoted"],
+            {s["itemId"]: s["score"] for s in d["scores"]},
+        )
+
+
+@dataclass(frozen=True)
+class TierStatus:
+    items: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Status:
+    session_id: str
+    hot: TierStatus
+    hot_limit: int
+    warm: TierStatus
+    cold: TierStatus
+    #: (type, reason) of each suggestion
+    suggestions: list[tuple[str, str]]
+
+    FIELDS = (
+        "sessionId hot { items tokens limit } warm { items tokens } cold { items tokens }"
+        " suggestions { type reason }"
+    )
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> Status:
+        return cls(
+            d["sessionId"],
+            TierStatus(d["hot"]["items"], d["hot"]["tokens"]),
+            d["hot"]["limit"],
+            TierStatus(d["warm"]["items"], d["warm"]["tokens"]),
+            TierStatus(d["cold"]["items"], d["cold"]["tokens"]),
+            [(s["type"], s["reason"]) for s in d["suggestions"]],
+        )
+
+
+@dataclass(frozen=True)
+class UserEntity:
+    id: str
+    name: str
+    type: str
+    #: how often this user mentioned it
+    count: int
+    last_seen: datetime | None
+
+    FIELDS = "entity { id name type } count lastSeen"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> UserEntity:
+        e = d["entity"]
+        return cls(e["id"], e["name"], e["type"], d["count"], _time(d.get("lastSeen")))
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    action: str
+    result: str | None
+    status: str
+    order: int
+
+    FIELDS = "id action result status order"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> Step:
+        return cls(d["id"], d["action"], d.get("result"), d["status"], d["order"])
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    description: str
+    status: str
+    owner: str | None
+    generation: int
+    steps: list[Step]
+
+    FIELDS = f"id description status owner generation steps {{ {Step.FIELDS} }}"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> Task:
+        steps = [Step.of(s) for s in d["steps"]]
+        return cls(d["id"], d["description"], d["status"], d.get("owner"), d["generation"], steps)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    at: str
+    session_id: str | None
+    user_id: str | None
+    item_ids: list[str]
+    data: dict[str, Any]
+
+    FIELDS = "kind at sessionId userId itemIds data"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> Event:
+        return cls(
+            d["kind"], d["at"], d.get("sessionId"), d.get("userId"), d["itemIds"], d["data"] or {}
+        )

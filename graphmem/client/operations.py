@@ -1,0 +1,177 @@
+"""Each client method as one GraphQL document, its variables and how to read its data:
+written once, run by the sync and the async client alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .models import (
+    MemoryItem,
+    RecallResult,
+    ScoredMemory,
+    SpillResult,
+    Status,
+    Step,
+    Task,
+    UserEntity,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Op(Generic[T]):
+    document: str
+    variables: dict[str, Any]
+    read: Callable[[dict[str, Any]], T]
+
+
+def _some(**values: Any) -> dict[str, Any]:
+    """Variables without the ones left out, so the schema's defaults apply."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def memory_input(
+    session_id: str,
+    content: str,
+    *,
+    type: str = "MESSAGE",
+    user_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One memory for ``add_many``, as ``add`` takes it."""
+    return _some(
+        sessionId=session_id, content=content, type=type, userId=user_id, metadata=metadata
+    )
+
+
+def add(memory: dict[str, Any]) -> Op[MemoryItem]:
+    return Op(
+        f"mutation($m: AddMemoryInput!) {{ addMemory(input: $m) {{ {MemoryItem.FIELDS} }} }}",
+        {"m": memory},
+        lambda d: MemoryItem.of(d["addMemory"]),
+    )
+
+
+def add_many(memories: Sequence[dict[str, Any]]) -> Op[list[MemoryItem]]:
+    return Op(
+        f"mutation($m: [AddMemoryInput!]!) {{ addMemories(inputs: $m) {{ {MemoryItem.FIELDS} }} }}",
+        {"m": list(memories)},
+        lambda d: [MemoryItem.of(i) for i in d["addMemories"]],
+    )
+
+
+def spill(
+    session_id: str, count: int | None = None, item_ids: Sequence[str] | None = None
+) -> Op[SpillResult]:
+    return Op(
+        "mutation($s: ID!, $c: Int, $i: [ID!]) "
+        f"{{ spill(sessionId: $s, count: $c, itemIds: $i) {{ {SpillResult.FIELDS} }} }}",
+        _some(s=session_id, c=count, i=list(item_ids) if item_ids is not None else None),
+        lambda d: SpillResult.of(d["spill"]),
+    )
+
+
+def recall(
+    query: str,
+    session_id: str | None,
+    user_id: str | None,
+    limit: int,
+    auto_promote: bool,
+) -> Op[RecallResult]:
+    return Op(
+        f"mutation($r: RecallInput!) {{ recall(input: $r) {{ {RecallResult.FIELDS} }} }}",
+        {
+            "r": _some(
+                query=query,
+                sessionId=session_id,
+                userId=user_id,
+                limit=limit,
+                autoPromote=auto_promote,
+            )
+        },
+        lambda d: RecallResult.of(d["recall"]),
+    )
+
+
+def search(
+    query: str, session_id: str | None, user_id: str | None, limit: int
+) -> Op[list[ScoredMemory]]:
+    return Op(
+        "query($q: String!, $s: ID, $u: ID, $l: Int!) "
+        "{ search(query: $q, sessionId: $s, userId: $u, limit: $l) "
+        f"{{ {ScoredMemory.FIELDS} }} }}",
+        _some(q=query, s=session_id, u=user_id, l=limit),
+        lambda d: [ScoredMemory.of(s) for s in d["search"]],
+    )
+
+
+def status(session_id: str) -> Op[Status]:
+    return Op(
+        f"query($s: ID!) {{ memoryStatus(sessionId: $s) {{ {Status.FIELDS} }} }}",
+        {"s": session_id},
+        lambda d: Status.of(d["memoryStatus"]),
+    )
+
+
+def forget(item_id: str) -> Op[bool]:
+    return Op(
+        "mutation($i: ID!) { forget(itemId: $i) }",
+        {"i": item_id},
+        lambda d: bool(d["forget"]),
+    )
+
+
+def entities(user_id: str, type: str | None, limit: int) -> Op[list[UserEntity]]:
+    return Op(
+        "query($u: ID!, $t: EntityType, $l: Int!) "
+        f"{{ entities(userId: $u, type: $t, limit: $l) {{ {UserEntity.FIELDS} }} }}",
+        _some(u=user_id, t=type, l=limit),
+        lambda d: [UserEntity.of(e) for e in d["entities"]],
+    )
+
+
+def create_task(description: str, owner: str | None) -> Op[Task]:
+    return Op(
+        "mutation($d: String!, $o: String) "
+        f"{{ createTask(description: $d, owner: $o) {{ {Task.FIELDS} }} }}",
+        _some(d=description, o=owner),
+        lambda d: Task.of(d["createTask"]),
+    )
+
+
+def add_step(
+    task_id: str,
+    action: str,
+    result: str | None,
+    status: str,
+    owner: str | None,
+    generation: int | None,
+) -> Op[Step]:
+    return Op(
+        "mutation($t: ID!, $s: StepInput!, $o: String, $g: Int) "
+        f"{{ addStep(taskId: $t, input: $s, owner: $o, generation: $g) {{ {Step.FIELDS} }} }}",
+        _some(
+            t=task_id, s=_some(action=action, result=result, status=status), o=owner, g=generation
+        ),
+        lambda d: Step.of(d["addStep"]),
+    )
+
+
+def task(task_id: str) -> Op[Task]:
+    return Op(
+        f"query($t: ID!) {{ task(id: $t) {{ {Task.FIELDS} }} }}",
+        {"t": task_id},
+        lambda d: Task.of(d["task"]),
+    )
+
+
+def complete_task(task_id: str, status: str) -> Op[Task]:
+    return Op(
+        "mutation($t: ID!, $s: String!) "
+        f"{{ completeTask(taskId: $t, status: $s) {{ {Task.FIELDS} }} }}",
+        {"t": task_id, "s": status},
+        lambda d: Task.of(d["completeTask"]),
+    )

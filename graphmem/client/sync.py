@@ -1,0 +1,159 @@
+"""``Graphmem``: the blocking client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from . import operations as ops
+from .errors import Unavailable
+from .models import (
+    MemoryItem,
+    RecallResult,
+    ScoredMemory,
+    SpillResult,
+    Status,
+    Step,
+    Task,
+    UserEntity,
+)
+from .transport import Retry, body, data_of, unreachable
+
+T = TypeVar("T")
+
+
+class Graphmem:
+    """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
+
+    Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE
+    answers and refused connections are retried with backoff (``retry``)."""
+
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        *,
+        timeout: float = 60.0,
+        retry: Retry | None = None,
+        http: httpx.Client | None = None,
+    ) -> None:
+        self.retry = retry or Retry()
+        self._http = http or httpx.Client(timeout=timeout)
+        self._endpoint = url.rstrip("/") + "/graphql"
+        self._headers = {"Authorization": f"Bearer {key}"}
+
+    def __enter__(self) -> Graphmem:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def execute(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Any GraphQL document; its data, or the first error raised."""
+        for attempt in range(self.retry.attempts):
+            try:
+                response = self._http.post(
+                    self._endpoint, json=body(query, variables or {}), headers=self._headers
+                )
+                return data_of(response)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                # Nothing was sent: safe to try again, even a mutation.
+                failure = unreachable(exc)
+            except httpx.TransportError as exc:
+                raise unreachable(exc) from exc
+            except Unavailable as exc:
+                failure = exc
+            if attempt + 1 < self.retry.attempts:
+                time.sleep(self.retry.delay(attempt))
+        raise failure
+
+    def _run(self, op: ops.Op[T]) -> T:
+        return op.read(self.execute(op.document, op.variables))
+
+    # --- memories ---------------------------------------------------------------------
+    def add(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        type: str = "MESSAGE",
+        user_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> MemoryItem:
+        return self._run(
+            ops.add(
+                ops.memory_input(session_id, content, type=type, user_id=user_id, metadata=metadata)
+            )
+        )
+
+    def add_many(self, memories: Sequence[dict[str, Any]]) -> list[MemoryItem]:
+        """``memories`` made with ``graphmem.client.memory(...)``."""
+        return self._run(ops.add_many(memories))
+
+    def spill(
+        self, session_id: str, *, count: int | None = None, item_ids: Sequence[str] | None = None
+    ) -> SpillResult:
+        return self._run(ops.spill(session_id, count, item_ids))
+
+    def recall(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        limit: int = 3,
+        auto_promote: bool = True,
+    ) -> RecallResult:
+        return self._run(ops.recall(query, session_id, user_id, limit, auto_promote))
+
+    def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        limit: int = 10,
+    ) -> list[ScoredMemory]:
+        return self._run(ops.search(query, session_id, user_id, limit))
+
+    def status(self, session_id: str) -> Status:
+        return self._run(ops.status(session_id))
+
+    def forget(self, item_id: str) -> bool:
+        return self._run(ops.forget(item_id))
+
+    def entities(
+        self, user_id: str, *, type: str | None = None, limit: int = 50
+    ) -> list[UserEntity]:
+        return self._run(ops.entities(user_id, type, limit))
+
+    # --- tasks ------------------------------------------------------------------------
+    def create_task(self, description: str, *, owner: str | None = None) -> Task:
+        return self._run(ops.create_task(description, owner))
+
+    def add_step(
+        self,
+        task_id: str,
+        action: str,
+        *,
+        result: str | None = None,
+        status: str = "SUCCEEDED",
+        owner: str | None = None,
+        generation: int | None = None,
+    ) -> Step:
+        return self._run(ops.add_step(task_id, action, result, status, owner, generation))
+
+    def task(self, task_id: str) -> Task:
+        return self._run(ops.task(task_id))
+
+    def complete_task(self, task_id: str, status: str = "completed") -> Task:
+        return self._run(ops.complete_task(task_id, status))

@@ -107,8 +107,15 @@ class Server:
     """``graphmem serve`` in a session of its own (Ctrl-C in the terminal reaches only
     this program, which then stops the server in order)."""
 
-    def __init__(self, keys: dict[str, str], log: Path, redis_db: int | None = None) -> None:
+    def __init__(
+        self,
+        keys: dict[str, str],
+        log: Path,
+        redis_db: int | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.keys = keys
+        self.extra_env = env or {}
         self.redis_db = redis_db
         self.port = free_port()
         self.log_path = log
@@ -123,10 +130,11 @@ class Server:
             "GRAPHMEM_HOST": "127.0.0.1",
             "GRAPHMEM_PORT": str(self.port),
             "GRAPHMEM_WORKERS": "1",
-        }
+        } | self.extra_env
         if self.redis_db is not None:
             url = urlsplit(env.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
             env["REDIS_URL"] = urlunsplit(url._replace(path=f"/{self.redis_db}"))
+        self.redis_url = env.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
         log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "graphmem.cli", "serve"],

@@ -128,7 +128,7 @@ async def _mcp_stdio(settings: Settings, key: str | None) -> int:
     return 0
 
 
-async def _worker(settings: Settings, drain: bool) -> int:
+async def _worker(settings: Settings, drain: bool, parked: bool = False) -> int:
     import signal
 
     from .builder import MemoryBuilder
@@ -140,6 +140,11 @@ async def _worker(settings: Settings, drain: bool) -> int:
     assert service.worker is not None
     service.worker.reclaim_idle_seconds = settings.enrich_reclaim_seconds
     try:
+        if parked:
+            assert service.queue is not None
+            for job in await service.queue.parked(count=1000):
+                print(json.dumps(job))
+            return 0
         if drain:
             await service.worker.drain(seconds=3600)
             return 0
@@ -245,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     worker.add_argument(
         "--drain", action="store_true", help="stop once the queue is empty instead of waiting"
     )
+    worker.add_argument(
+        "--parked", action="store_true", help="print the parked jobs (JSON lines) and exit"
+    )
     sub.add_parser("maintain", help="run one maintenance pass")
     mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio")
     mcp.add_argument(
@@ -280,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"applied {name}")
             return 0
         if args.command == "worker":
-            return asyncio.run(_worker(settings, args.drain))
+            return asyncio.run(_worker(settings, args.drain, args.parked))
         if args.command == "maintain":
             return asyncio.run(_maintain(settings))
         if args.command == "mcp":

@@ -42,6 +42,13 @@ class EnrichmentWorker:
     reclaim_idle_seconds = 30.0
     #: deliveries of a failing job before it is parked
     max_attempts = 5
+    #: items embedded in one call, at most (when that many are waiting)
+    enrich_batch = 256
+    #: items admitted (findable by BM25) but not yet enriched, at most. Admission runs
+    #: ahead of enrichment so that a burst is findable at once; the bound keeps what a
+    #: worker holds well within ``reclaim_idle_seconds`` of enrichment, or another
+    #: worker would take it over while it waits.
+    max_held = 2000
 
     def __init__(
         self, queue: EnrichmentQueue, writer: WriteBehind, name: str | None = None
@@ -50,14 +57,30 @@ class EnrichmentWorker:
         self.writer = writer
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.processed = 0
+        self._held = 0
+        self._room = asyncio.Event()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work until ``stop`` is set; jobs in hand are finished or left pending."""
-        admitted: asyncio.Queue[Admitted | None] = asyncio.Queue(maxsize=2)
+        admitted: asyncio.Queue[Admitted | None] = asyncio.Queue()
         reading = asyncio.create_task(self._admit_loop(stop, admitted))
         try:
             while (batch := await admitted.get()) is not None:
+                # Enrich what has queued up meanwhile in the same call: bigger batches
+                # are cheaper per item, and the admitted items wait less.
+                ended = False
+                while sum(len(i) for _, i in batch) < self.enrich_batch and not admitted.empty():
+                    more = admitted.get_nowait()
+                    if more is None:
+                        ended = True
+                        break
+                    batch += more
                 await self._enrich(batch, stop)
+                self._held -= sum(len(i) for _, i in batch)
+                if self._held <= self.max_held:
+                    self._room.set()
+                if ended:
+                    break
         finally:
             reading.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -117,7 +140,12 @@ class EnrichmentWorker:
                     if items is not None:
                         batch.append((job, items))
                 if batch:
+                    self._held += sum(len(items) for _, items in batch)
                     await out.put(batch)
+                while self._held > self.max_held and not stop.is_set():
+                    self._room.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._room.wait(), 0.5)
         finally:
             await out.put(None)
 

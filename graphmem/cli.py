@@ -10,6 +10,8 @@ graphmem serve [--services]        the API (applies the migration first) and its
 graphmem worker [--drain]          one enrichment worker (write-behind into the graph)
 graphmem schema                    print the GraphQL SDL
 graphmem key                       print the local development API key
+graphmem import FILE               add memories from JSONL, LoCoMo or OpenAI-chat files (resumable)
+graphmem export --user ID          a user's memories (every tier) and entities as JSONL
 """
 
 from __future__ import annotations
@@ -25,9 +27,14 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ConfigurationError
 from .settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from .client import Graphmem
 
 
 def _services(settings: Settings, action: str, as_json: bool) -> int:
@@ -230,6 +237,47 @@ def _serve_api(settings: Settings) -> int:
     return 0
 
 
+def _client(args: argparse.Namespace) -> Graphmem:
+    from .client import Graphmem
+
+    if not args.key:
+        raise ConfigurationError("GRAPHMEM_KEY: give the API key with --key or GRAPHMEM_KEY")
+    return Graphmem(args.url, args.key)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from .transfer.importer import import_file
+
+    with _client(args) as gm:
+        report = import_file(gm, Path(args.file), batch=args.batch, progress=not args.quiet)
+    print(f"added {report.added}, already there {report.skipped}, spilled {report.spilled}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .transfer.exporter import export_user
+
+    with _client(args) as gm:
+        if args.out == "-":
+            count = export_user(gm, args.user, sys.stdout)
+        else:
+            with open(args.out, "w", encoding="utf-8") as out:
+                count = export_user(gm, args.user, out)
+    print(f"exported {count} memories of {args.user}", file=sys.stderr)
+    return 0
+
+
+def _api_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("GRAPHMEM_URL", "http://127.0.0.1:8000"),
+        help="the API (default: $GRAPHMEM_URL or http://127.0.0.1:8000)",
+    )
+    parser.add_argument(
+        "--key", default=os.environ.get("GRAPHMEM_KEY"), help="API key (default: $GRAPHMEM_KEY)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="graphmem", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -264,6 +312,15 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("doctor", help="check what graphmem needs and say what to fix")
     sub.add_parser("schema", help="print the GraphQL SDL")
     sub.add_parser("key", help="print the local development API key (tenant dev)")
+    importing = sub.add_parser("import", help="add memories from a file, resumably")
+    importing.add_argument("file")
+    importing.add_argument("--batch", type=int, default=200, help="memories per addMemories")
+    importing.add_argument("--quiet", action="store_true", help="no progress bar")
+    _api_options(importing)
+    exporting = sub.add_parser("export", help="a user's memories and entities as JSONL")
+    exporting.add_argument("--user", required=True)
+    exporting.add_argument("--out", default="-", help="file to write (default: stdout)")
+    _api_options(exporting)
     args = parser.parse_args(argv)
 
     # stdout belongs to the protocol under `graphmem mcp`: log to stderr, always.
@@ -280,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
             overrides["port"] = args.port
         if getattr(args, "workers", None):
             overrides["workers"] = args.workers
+        # import and export speak to a running API; they need no settings of the server
+        if args.command == "import":
+            return _import(args)
+        if args.command == "export":
+            return _export(args)
         settings = load_settings(**overrides)
         if args.command == "services":
             return _services(settings, args.action, args.json)

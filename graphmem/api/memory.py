@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import strawberry
+from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from ..errors import BadInput
 from ..memory import RecallQuery
+from ..memory.listing import MetadataMatch
 from ..models import MemoryType, Tier
 from ..retrieval import Retriever
 from .context import service_of, str_or_none
@@ -16,6 +19,7 @@ from .types import (
     AddMemoryInput,
     ForgetUserResult,
     MemoryItem,
+    MemoryPage,
     MemoryStatus,
     PrunePolicyInput,
     PruneResult,
@@ -44,6 +48,47 @@ class MemoryQuery:
         service, tenant = service_of(info)
         item = await service.promotion.get(tenant, str(item_id))
         return MemoryItem.of(item) if item else None
+
+    @strawberry.field(
+        description="A scope's memories in every tier, in conversation order, a page at a "
+        "time. With `metadataField`, only those whose metadata has that top-level field; "
+        "with `metadataValues` too, only those where it equals one of the values: how an "
+        "integration finds a memory by a key of its own."
+    )
+    async def memories(
+        self,
+        info: Info[Any, Any],
+        session_id: strawberry.ID | None = None,
+        user_id: strawberry.ID | None = None,
+        metadata_field: str | None = None,
+        metadata_values: list[JSON] | None = None,
+        first: int = 100,
+        after: str | None = None,
+    ) -> MemoryPage:
+        service, tenant = service_of(info)
+        if metadata_values is not None and metadata_field is None:
+            raise BadInput("metadataValues needs metadataField", field="metadataValues")
+        match = MetadataMatch(metadata_field, metadata_values) if metadata_field else None
+        page = await service.listing.page(
+            tenant, str_or_none(session_id), str_or_none(user_id), match, first, after
+        )
+        return MemoryPage.of(page)
+
+    @strawberry.field(
+        description="Ids of the sessions holding a memory in any tier, in id order, after "
+        "`after`; with `prefix`, only ids starting with it."
+    )
+    async def sessions(
+        self,
+        info: Info[Any, Any],
+        prefix: str = "",
+        user_id: strawberry.ID | None = None,
+        first: int = 100,
+        after: str | None = None,
+    ) -> list[strawberry.ID]:
+        service, tenant = service_of(info)
+        found = await service.listing.sessions(tenant, prefix, str_or_none(user_id), first, after)
+        return [strawberry.ID(s) for s in found]
 
     @strawberry.field(description="Counts and sizes per tier and type (retention stats).")
     async def stats(
@@ -134,7 +179,8 @@ class MemoryMutation:
 
     @strawberry.mutation(
         description="Move hot items into the graph: the given ids, or the `count` "
-        "lowest-relevance, oldest ones (default: the configured spill count)."
+        "lowest-relevance, oldest ones (default: the configured spill count). With "
+        "`tier` (WARM or COLD) every item goes there instead of by its access count."
     )
     async def spill(
         self,
@@ -142,10 +188,12 @@ class MemoryMutation:
         session_id: strawberry.ID,
         count: int | None = None,
         item_ids: list[strawberry.ID] | None = None,
+        tier: Tier | None = None,
     ) -> SpillResult:
         service, tenant = service_of(info)
         ids = [str(i) for i in item_ids] if item_ids else None
-        return SpillResult.of(await service.spills.spill(tenant, str(session_id), count, ids))
+        spilled = await service.spills.spill(tenant, str(session_id), count, ids, tier)
+        return SpillResult.of(spilled)
 
     @strawberry.mutation(
         description="Search warm and cold memories, record the access, and promote "

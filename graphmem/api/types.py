@@ -12,6 +12,7 @@ from strawberry.scalars import JSON
 
 from .. import models
 from ..events import EventKind
+from ..memory import listing
 from ..models import MemoryType, Tier
 from ..retrieval import Retriever
 from ..settings import MemoryConfig
@@ -52,6 +53,19 @@ class MemoryItem:
             token_count=item.token_count,
             metadata=cast(JSON, item.metadata),
         )
+
+
+@strawberry.type(description="One page of memories in conversation order.")
+class MemoryPage:
+    items: list[MemoryItem]
+    next: str | None = strawberry.field(
+        description="Pass as `after` for the next page; null after the last. A page can "
+        "hold fewer items than asked (some filtered out) and still have a next one."
+    )
+
+    @classmethod
+    def of(cls, page: listing.MemoryPage) -> MemoryPage:
+        return cls(items=[MemoryItem.of(i) for i in page.items], next=page.next)
 
 
 @strawberry.type

@@ -24,6 +24,7 @@ from .errors import (
 from .models import (
     Event,
     MemoryItem,
+    MemoryPage,
     RecallResult,
     ScoredMemory,
     SpillResult,
@@ -46,6 +47,7 @@ __all__ = [
     "GraphmemError",
     "Internal",
     "MemoryItem",
+    "MemoryPage",
     "NotFound",
     "QuotaExceeded",
     "RateLimited",

@@ -15,6 +15,7 @@ from .errors import Unauthenticated, Unavailable, from_graphql
 from .models import (
     Event,
     MemoryItem,
+    MemoryPage,
     RecallResult,
     ScoredMemory,
     SpillResult,
@@ -102,9 +103,43 @@ class AsyncGraphmem:
         return await self._run(ops.add_many(memories))
 
     async def spill(
-        self, session_id: str, *, count: int | None = None, item_ids: Sequence[str] | None = None
+        self,
+        session_id: str,
+        *,
+        count: int | None = None,
+        item_ids: Sequence[str] | None = None,
+        tier: str | None = None,
     ) -> SpillResult:
-        return await self._run(ops.spill(session_id, count, item_ids))
+        """``tier`` ("WARM" or "COLD") for every item instead of by its access count."""
+        return await self._run(ops.spill(session_id, count, item_ids, tier))
+
+    async def memories(
+        self,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        metadata_field: str | None = None,
+        metadata_values: Sequence[Any] | None = None,
+        first: int = 100,
+        after: str | None = None,
+    ) -> MemoryPage:
+        """One page of a scope's memories in every tier, in conversation order; with
+        ``metadata_field`` (and ``metadata_values``) only those whose metadata has it
+        (equal to one of the values)."""
+        return await self._run(
+            ops.memories(session_id, user_id, metadata_field, metadata_values, first, after)
+        )
+
+    async def sessions(
+        self,
+        *,
+        prefix: str = "",
+        user_id: str | None = None,
+        first: int = 100,
+        after: str | None = None,
+    ) -> list[str]:
+        """Ids of sessions holding a memory, in id order."""
+        return await self._run(ops.sessions(prefix, user_id, first, after))
 
     async def recall(
         self,

@@ -48,6 +48,19 @@ class MemoryItem:
 
 
 @dataclass(frozen=True)
+class MemoryPage:
+    items: list[MemoryItem]
+    #: ``after`` for the next page; None after the last
+    next: str | None
+
+    FIELDS = f"items {{ {MemoryItem.FIELDS} }} next"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> MemoryPage:
+        return cls([MemoryItem.of(i) for i in d["items"]], d.get("next"))
+
+
+@dataclass(frozen=True)
 class SpillResult:
     spilled_ids: list[str]
     target_tier: str

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from .models import (
     MemoryItem,
+    MemoryPage,
     RecallResult,
     ScoredMemory,
     SpillResult,
@@ -40,10 +42,18 @@ def memory_input(
     type: str = "MESSAGE",
     user_id: str | None = None,
     metadata: dict[str, Any] | None = None,
+    occurred_at: datetime | str | None = None,
 ) -> dict[str, Any]:
-    """One memory for ``add_many``, as ``add`` takes it."""
+    """One memory for ``add_many``, as ``add`` takes it; ``occurred_at`` (a datetime or
+    ISO 8601 text) is when it happened, now by default."""
+    when = occurred_at.isoformat() if isinstance(occurred_at, datetime) else occurred_at
     return _some(
-        sessionId=session_id, content=content, type=type, userId=user_id, metadata=metadata
+        sessionId=session_id,
+        content=content,
+        type=type,
+        userId=user_id,
+        metadata=metadata,
+        occurredAt=when,
     )
 
 
@@ -64,12 +74,15 @@ def add_many(memories: Sequence[dict[str, Any]]) -> Op[list[MemoryItem]]:
 
 
 def spill(
-    session_id: str, count: int | None = None, item_ids: Sequence[str] | None = None
+    session_id: str,
+    count: int | None = None,
+    item_ids: Sequence[str] | None = None,
+    tier: str | None = None,
 ) -> Op[SpillResult]:
     return Op(
-        "mutation($s: ID!, $c: Int, $i: [ID!]) "
-        f"{{ spill(sessionId: $s, count: $c, itemIds: $i) {{ {SpillResult.FIELDS} }} }}",
-        _some(s=session_id, c=count, i=list(item_ids) if item_ids is not None else None),
+        "mutation($s: ID!, $c: Int, $i: [ID!], $t: Tier) "
+        f"{{ spill(sessionId: $s, count: $c, itemIds: $i, tier: $t) {{ {SpillResult.FIELDS} }} }}",
+        _some(s=session_id, c=count, i=list(item_ids) if item_ids is not None else None, t=tier),
         lambda d: SpillResult.of(d["spill"]),
     )
 
@@ -174,4 +187,37 @@ def complete_task(task_id: str, status: str) -> Op[Task]:
         f"{{ completeTask(taskId: $t, status: $s) {{ {Task.FIELDS} }} }}",
         {"t": task_id, "s": status},
         lambda d: Task.of(d["completeTask"]),
+    )
+
+
+def memories(
+    session_id: str | None,
+    user_id: str | None,
+    metadata_field: str | None,
+    metadata_values: Sequence[Any] | None,
+    first: int,
+    after: str | None,
+) -> Op[MemoryPage]:
+    return Op(
+        "query($s: ID, $u: ID, $f: String, $v: [JSON!], $n: Int!, $a: String) "
+        "{ memories(sessionId: $s, userId: $u, metadataField: $f, metadataValues: $v, "
+        f"first: $n, after: $a) {{ {MemoryPage.FIELDS} }} }}",
+        _some(
+            s=session_id,
+            u=user_id,
+            f=metadata_field,
+            v=list(metadata_values) if metadata_values is not None else None,
+            n=first,
+            a=after,
+        ),
+        lambda d: MemoryPage.of(d["memories"]),
+    )
+
+
+def sessions(prefix: str, user_id: str | None, first: int, after: str | None) -> Op[list[str]]:
+    return Op(
+        "query($p: String!, $u: ID, $n: Int!, $a: String) "
+        "{ sessions(prefix: $p, userId: $u, first: $n, after: $a) }",
+        _some(p=prefix, u=user_id, n=first, a=after),
+        lambda d: [str(s) for s in d["sessions"]],
     )

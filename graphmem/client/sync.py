@@ -13,6 +13,7 @@ from . import operations as ops
 from .errors import Unavailable
 from .models import (
     MemoryItem,
+    MemoryPage,
     RecallResult,
     ScoredMemory,
     SpillResult,
@@ -100,9 +101,43 @@ class Graphmem:
         return self._run(ops.add_many(memories))
 
     def spill(
-        self, session_id: str, *, count: int | None = None, item_ids: Sequence[str] | None = None
+        self,
+        session_id: str,
+        *,
+        count: int | None = None,
+        item_ids: Sequence[str] | None = None,
+        tier: str | None = None,
     ) -> SpillResult:
-        return self._run(ops.spill(session_id, count, item_ids))
+        """``tier`` ("WARM" or "COLD") for every item instead of by its access count."""
+        return self._run(ops.spill(session_id, count, item_ids, tier))
+
+    def memories(
+        self,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        metadata_field: str | None = None,
+        metadata_values: Sequence[Any] | None = None,
+        first: int = 100,
+        after: str | None = None,
+    ) -> MemoryPage:
+        """One page of a scope's memories in every tier, in conversation order; with
+        ``metadata_field`` (and ``metadata_values``) only those whose metadata has it
+        (equal to one of the values)."""
+        return self._run(
+            ops.memories(session_id, user_id, metadata_field, metadata_values, first, after)
+        )
+
+    def sessions(
+        self,
+        *,
+        prefix: str = "",
+        user_id: str | None = None,
+        first: int = 100,
+        after: str | None = None,
+    ) -> list[str]:
+        """Ids of sessions holding a memory, in id order."""
+        return self._run(ops.sessions(prefix, user_id, first, after))
 
     def recall(
         self,

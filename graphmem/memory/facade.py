@@ -24,6 +24,7 @@ from .admission import Admission, AdmissionLimits
 from .enrichment import Enrichment
 from .ingest import Ingest
 from .inputs import Inputs, Limits
+from .listing import Listing
 from .maintenance import Maintenance
 from .promotion import Promotion
 from .ranking import Ranker
@@ -47,6 +48,7 @@ class Memory:
     ``ingest`` add memories · ``spills`` spill to the graph · ``promotion`` promote and
     the cascading get · ``recall`` search and recall (``ranker`` the ranking itself) ·
     ``removal`` forget and prune · ``reports`` hot list, stats, find, status ·
+    ``listing`` memories page by page (by metadata) and the sessions holding them ·
     ``maintenance`` the background pass · ``sessions`` per-session settings ·
     ``admission`` rate limits and quotas per tenant · ``write_behind`` and ``worker``
     make every added memory findable in the graph (with ``queue``, the enrichment
@@ -139,6 +141,7 @@ class Memory:
         )
         self.removal = Removal(hot, graph, self.sessions, self.events, entities)
         self.reports = Reporting(self.inputs, hot, graph, self.sessions)
+        self.listing = Listing(self.inputs, hot, graph)
         demotion = demotion or IdleWarmDemotion(timedelta(seconds=config.demote_after_idle_seconds))
         self.maintenance = Maintenance(hot, graph, self.sessions, self.spills, demotion, config)
 

@@ -81,8 +81,13 @@ class Spiller:
         session_id: str,
         count: int | None = None,
         item_ids: Sequence[str] | None = None,
+        tier: Tier | None = None,
     ) -> SpillResult:
+        """``tier`` puts every spilled item in that tier instead of deciding by its
+        access count: how an import restores the tier an export recorded."""
         Inputs.scope(session_id, None)
+        if tier is Tier.HOT:
+            raise BadInput("tier: spill writes to WARM or COLD", field="tier")
         if count is not None and item_ids:
             raise BadInput("give either count or itemIds, not both")
         if count is not None and not 1 <= count <= 100_000:
@@ -101,7 +106,7 @@ class Spiller:
             else:
                 ordered = spill_order(await self.hot.items(tenant, session_id))
                 chosen = ordered[: count or config.spill_count]
-            return await self.flush(tenant, session_id, chosen, config)
+            return await self.flush(tenant, session_id, chosen, config, tier=tier)
 
     async def in_background(self, tenant: str, session_id: str, config: MemoryConfig) -> None:
         """Spill back to budget off the add's critical path, but wait a little for it so
@@ -160,6 +165,7 @@ class Spiller:
         items: Sequence[MemoryItem],
         config: MemoryConfig,
         retries: int | None = None,
+        tier: Tier | None = None,
     ) -> SpillResult:
         """Embed, write to Neo4j (retrying), and only then remove from Redis. Call it
         under the session's lock."""
@@ -179,9 +185,12 @@ class Spiller:
                 prepared = await preparing
                 rows: list[dict[str, Any]] = []
                 for item in batch:
-                    warm_item = item.access_count > config.warm_access_threshold
-                    tier = Tier.WARM if warm_item else Tier.COLD
-                    row = item.model_copy(update={"tier": tier}).graph_row(
+                    if tier is None:
+                        warm_item = item.access_count > config.warm_access_threshold
+                    else:
+                        warm_item = tier is Tier.WARM
+                    target = Tier.WARM if warm_item else Tier.COLD
+                    row = item.model_copy(update={"tier": target}).graph_row(
                         prepared.vectors[item.id], prepared.sentences.get(item.id)
                     )
                     rows.append(row)

@@ -185,6 +185,18 @@ class GraphScans(Protocol):
     async def substring(
         self, tenant: str, needle: str, session_id: str | None, user_id: str | None, limit: int
     ) -> list[MemoryItem]: ...
+    async def page(
+        self,
+        tenant: str,
+        session_id: str | None,
+        user_id: str | None,
+        after: tuple[int, str],
+        first: int,
+        needles: Sequence[str] | None = None,
+    ) -> list[MemoryItem]: ...
+    async def sessions(
+        self, tenant: str, prefix: str, user_id: str | None, after: str, first: int
+    ) -> list[str]: ...
 
 
 @runtime_checkable

@@ -38,6 +38,9 @@ def test_contract_operations_exist() -> None:
     ):
         assert op in sdl, op
     assert "search(query: String!, sessionId: ID = null, userId: ID = null, limit: Int! = 10" in sdl
-    assert "spill(sessionId: ID!, count: Int = null, itemIds: [ID!] = null): SpillResult!" in sdl
+    assert (
+        "spill(sessionId: ID!, count: Int = null, itemIds: [ID!] = null, tier: Tier = null): "
+        "SpillResult!"
+    ) in sdl
     for value in ("MESSAGE", "FACT", "DECISION", "ENTITY", "CONTEXT", "PREFERENCE"):
         assert f"  {value}\n" in sdl

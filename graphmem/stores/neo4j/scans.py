@@ -79,3 +79,35 @@ class Neo4jGraphScans:
             },
         )
         return parsed(records, lambda r: memory_item(tenant, r["memory"]))
+
+    async def page(
+        self,
+        tenant: str,
+        session_id: str | None,
+        user_id: str | None,
+        after: tuple[int, str],
+        first: int,
+        needles: Sequence[str] | None = None,
+    ) -> list[MemoryItem]:
+        records = await self._session.run(
+            "memory/page",
+            {
+                "tenant": tenant,
+                "sessionId": session_id,
+                "userId": user_id,
+                "afterSeq": after[0],
+                "afterId": after[1],
+                "first": first,
+                "needles": list(needles) if needles is not None else None,
+            },
+        )
+        return parsed(records, lambda r: memory_item(tenant, r["memory"]))
+
+    async def sessions(
+        self, tenant: str, prefix: str, user_id: str | None, after: str, first: int
+    ) -> list[str]:
+        records = await self._session.run(
+            "memory/sessions_page",
+            {"tenant": tenant, "prefix": prefix, "userId": user_id, "after": after, "first": first},
+        )
+        return [r["id"] for r in records]

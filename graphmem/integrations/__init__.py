@@ -1,0 +1,1 @@
+"""Adapters from agent frameworks to graphmem's API (each an optional extra)."""

@@ -1,0 +1,15 @@
+"""LangGraph's ``BaseStore`` over graphmem: ``pip install 'graphmem[langgraph]'``.
+
+    from graphmem.integrations.langgraph import GraphmemStore
+
+    with GraphmemStore("http://127.0.0.1:8000", key) as store:
+        store.put(("users", "ada", "prefs"), "food", {"text": "likes pizza"})
+        store.search(("users", "ada"), query="what does she eat?")
+
+How namespaces and keys map to graphmem is in ``namespaces.py`` and docs/integrations.md.
+"""
+
+from .namespaces import namespace_of, session_of, user_of
+from .store import GraphmemStore
+
+__all__ = ["GraphmemStore", "namespace_of", "session_of", "user_of"]

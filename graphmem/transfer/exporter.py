@@ -1,0 +1,55 @@
+"""Export what a user owns as JSONL that ``graphmem import`` reads back.
+
+One ``kind: memory`` line per memory, in conversation order, from every tier: id,
+sessionId, userId, content, type, tier, metadata (without an earlier import's id) and
+occurredAt (the memory's createdAt). Then one ``kind: entity`` line per entity the user
+mentioned, for reading; import skips them, since spilling the memories derives them
+again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from ..client import Graphmem, MemoryItem
+from .sources import IMPORT_ID
+
+
+def memory_line(item: MemoryItem) -> dict[str, Any]:
+    return {
+        "kind": "memory",
+        "id": item.id,
+        "sessionId": item.session_id,
+        "userId": item.user_id,
+        "content": item.content,
+        "type": item.type,
+        "tier": item.tier,
+        "metadata": {k: v for k, v in item.metadata.items() if k != IMPORT_ID},
+        "occurredAt": item.created_at.isoformat() if item.created_at else None,
+    }
+
+
+def export_user(gm: Graphmem, user_id: str, out: TextIO) -> int:
+    """Write the user's memories and entities; the number of memories."""
+    count = 0
+    after: str | None = None
+    while True:
+        page = gm.memories(user_id=user_id, after=after)
+        for item in page.items:
+            out.write(json.dumps(memory_line(item), ensure_ascii=False) + "\n")
+            count += 1
+        if page.next is None:
+            break
+        after = page.next
+    for entity in gm.entities(user_id, limit=100):
+        line = {
+            "kind": "entity",
+            "id": entity.id,
+            "name": entity.name,
+            "type": entity.type,
+            "count": entity.count,
+            "lastSeen": entity.last_seen.isoformat() if entity.last_seen else None,
+        }
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return count

@@ -1,0 +1,80 @@
+"""Import records through the API in batches, resumably.
+
+Before a batch is added, the memories already carrying its import ids are looked up
+(``memories(metadataField, metadataValues)``), so a run killed at any point and started
+again adds each record once. Tiers are restored after adding: a record exported as WARM
+or COLD is spilled there (``spill(itemIds, tier)``), and a rerun finishes spills an
+interrupted run left undone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..client import Graphmem, MemoryItem
+from .sources import IMPORT_ID, Record, records
+
+
+@dataclass
+class ImportReport:
+    added: int = 0
+    skipped: int = 0
+    spilled: int = 0
+
+
+def _chunks(items: Sequence[Record], size: int) -> Iterable[Sequence[Record]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def landed(gm: Graphmem, batch: Sequence[Record]) -> dict[str, MemoryItem]:
+    """The memories of a batch's records already added, by import id."""
+    sessions: dict[str, list[str]] = {}
+    for record in batch:
+        sessions.setdefault(record.session_id, []).append(record.import_id)
+    found: dict[str, MemoryItem] = {}
+    for session, ids in sessions.items():
+        after: str | None = None
+        while True:
+            page = gm.memories(
+                session_id=session, metadata_field=IMPORT_ID, metadata_values=ids, after=after
+            )
+            found |= {str(m.metadata[IMPORT_ID]): m for m in page.items}
+            if page.next is None:
+                break
+            after = page.next
+    return found
+
+
+def import_file(
+    gm: Graphmem, path: Path, *, batch: int = 200, progress: bool = True
+) -> ImportReport:
+    todo = list(records(path))
+    report = ImportReport()
+    with tqdm(total=len(todo), unit="memory", disable=not progress) as bar:
+        for chunk in _chunks(todo, batch):
+            found = landed(gm, chunk)
+            new = [r for r in chunk if r.import_id not in found]
+            if new:
+                added = gm.add_many([r.memory() for r in new])
+                found |= {r.import_id: m for r, m in zip(new, added, strict=True)}
+            report.added += len(new)
+            report.skipped += len(chunk) - len(new)
+            report.spilled += _restore_tiers(gm, chunk, found)
+            bar.update(len(chunk))
+    return report
+
+
+def _restore_tiers(gm: Graphmem, chunk: Sequence[Record], found: dict[str, MemoryItem]) -> int:
+    spills: dict[tuple[str, str], list[str]] = {}
+    for record in chunk:
+        memory = found[record.import_id]
+        if record.tier != "HOT" and memory.tier == "HOT":
+            spills.setdefault((record.session_id, record.tier), []).append(memory.id)
+    for (session, tier), ids in spills.items():
+        gm.spill(session, item_ids=ids, tier=tier)
+    return sum(len(ids) for ids in spills.values())

@@ -18,6 +18,7 @@ is wrong.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Self
 
 from .cypher import library
@@ -50,6 +51,13 @@ from .stores.redis.admission import RedisAdmission
 from .stores.redis.conversation import RedisConversationStore
 from .stores.redis.hot import RedisHotTier
 from .stores.redis.queue import RedisEnrichmentQueue
+
+
+@lru_cache(maxsize=4)
+def shared_embedder(name: str, threads: int) -> Embedder:
+    """One embedder per process and configuration: a model session holds ~100 MB and is
+    safe to call from several threads, so services built from settings share it."""
+    return make_embedder(name, threads)
 
 
 class MemoryBuilder:
@@ -234,7 +242,7 @@ class MemoryBuilder:
             if settings.entities_enabled
             else None
         )
-        embedder = make_embedder(settings.embedder, settings.embed_threads)
+        embedder = shared_embedder(settings.embedder, settings.embed_threads)
         hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
         conversation = RedisConversationStore(hot.client, settings.memory.short_term_max_messages)
         return (

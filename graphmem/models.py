@@ -150,6 +150,8 @@ class TierCount(BaseModel):
 class HotStatus(TierCount):
     limit: int
     utilization_percent: float
+    #: hot items an enrichment worker has written behind with their vectors and entities
+    enriched: int = 0
 
 
 class Suggestion(BaseModel):

@@ -74,6 +74,10 @@ class HotTierStatus:
     tokens: int
     limit: int
     utilization_percent: float
+    enriched: int = strawberry.field(
+        description="Hot items an enrichment worker has already written into the graph with "
+        "their vectors and entities (search finds the others by their words until then)"
+    )
 
 
 @strawberry.type
@@ -106,6 +110,7 @@ class MemoryStatus:
                 tokens=s.hot.tokens,
                 limit=s.hot.limit,
                 utilization_percent=s.hot.utilization_percent,
+                enriched=s.hot.enriched,
             ),
             warm=TierStatus(items=s.warm.items, tokens=s.warm.tokens),
             cold=TierStatus(items=s.cold.items, tokens=s.cold.tokens),

@@ -95,6 +95,7 @@ class Reporting:
         limit = config.hot_token_limit
         hot_tokens = sum(i.token_count for i in hot_items)
         warm, cold = graph_counts[Tier.WARM], graph_counts[Tier.COLD]
+        enriched = await self.hot.enrichment(tenant, session_id, [i.id for i in hot_items])
         suggestions: list[Suggestion] = []
         if hot_tokens > 0.9 * limit:
             candidates = [i.id for i in spill_order(hot_items)[: config.spill_count]]
@@ -129,6 +130,7 @@ class Reporting:
                 tokens=hot_tokens,
                 limit=limit,
                 utilization_percent=round(100.0 * hot_tokens / limit, 2),
+                enriched=len(enriched),
             ),
             warm=warm,
             cold=cold,

@@ -66,6 +66,10 @@ class EnrichmentWorker:
         reading = asyncio.create_task(self._admit_loop(stop, admitted))
         try:
             while (batch := await admitted.get()) is not None:
+                if stop.is_set():
+                    # Stop at once: what is admitted but not enriched stays pending on
+                    # the stream, and another worker (or this one restarted) takes it.
+                    break
                 # Enrich what has queued up meanwhile in the same call: bigger batches
                 # are cheaper per item, and the admitted items wait less.
                 ended = False

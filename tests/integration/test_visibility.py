@@ -122,6 +122,8 @@ async def test_write_behind_adds_vectors_and_entities_and_the_spill_reuses_them(
         return item.id in done
 
     await within(10.0, enriched)
+    status = await memory.reports.status(tenant, "s1")
+    assert (status.hot.items, status.hot.enriched) == (1, 1)
     (node,) = await run_cypher(
         stack,
         "MATCH (m:Memory {tenant: $t, id: $id}) OPTIONAL MATCH (m)-[:MENTIONS]->(e:Entity) "

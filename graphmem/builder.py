@@ -34,7 +34,14 @@ from .memory.admission import AdmissionLimits
 from .metrics import Metrics
 from .policy import DemotionPolicy, MemoryRules
 from .settings import MemoryConfig, PersonaConfig, Settings
-from .stores import AdmissionStore, ConversationStore, GraphStore, HotTier, ProfileStore
+from .stores import (
+    AdmissionStore,
+    ConversationStore,
+    GraphStore,
+    HotTier,
+    ProfileStore,
+    ScopeVersions,
+)
 from .stores.neo4j.entities import Neo4jEntityStore
 from .stores.neo4j.episodes import Neo4jEpisodeStore
 from .stores.neo4j.graph import Neo4jGraphStore
@@ -42,6 +49,7 @@ from .stores.neo4j.profiles import Neo4jProfileStore
 from .stores.redis.admission import RedisAdmission
 from .stores.redis.conversation import RedisConversationStore
 from .stores.redis.hot import RedisHotTier
+from .stores.redis.versions import RedisScopeVersions
 
 
 class MemoryBuilder:
@@ -63,6 +71,9 @@ class MemoryBuilder:
         self._profiles: ProfileStore | None = None
         self._conversation: ConversationStore | None = None
         self._personas: dict[str, PersonaConfig] = {}
+        self._versions: ScopeVersions | None = None
+        self._cache_bytes = 256 * 2**20
+        self._cache_scope_limit = 20_000
 
     def with_hot(self, hot: HotTier) -> Self:
         self._hot = hot
@@ -131,6 +142,18 @@ class MemoryBuilder:
         self._admission, self._admission_limits = store, limits
         return self
 
+    def with_scope_cache(
+        self,
+        versions: ScopeVersions | None,
+        max_bytes: int = 256 * 2**20,
+        scope_limit: int = 20_000,
+    ) -> Self:
+        """Keep search scopes' vectors in memory, kept exact by the scope versions in
+        ``versions`` (Redis, shared by every replica); None searches the graph alone."""
+        self._versions = versions
+        self._cache_bytes, self._cache_scope_limit = max_bytes, scope_limit
+        return self
+
     def with_events(self, events: EventBus | None) -> Self:
         """Publish the change feed (Redis pub/sub) from the built service."""
         self._events = events
@@ -185,6 +208,9 @@ class MemoryBuilder:
             admission_limits=self._admission_limits,
             entities=self._entities,
             episodes=self._episodes,
+            versions=self._versions,
+            cache_bytes=self._cache_bytes,
+            cache_scope_limit=self._cache_scope_limit,
         )
         if self._profiles is not None and self._conversation is not None:
             service.manager = MemoryManager(
@@ -230,6 +256,11 @@ class MemoryBuilder:
             .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))
+            .with_scope_cache(
+                RedisScopeVersions(hot.client),
+                settings.search_cache_mb * 2**20,
+                settings.search_cache_scope_limit,
+            )
             .with_admission(
                 RedisAdmission(hot.client),
                 AdmissionLimits(

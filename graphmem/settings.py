@@ -258,6 +258,11 @@ class Settings(BaseSettings):
     embed_threads: int = Field(2, ge=1, le=64)
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True
+    #: memory each process may spend keeping search scopes' vectors (0: search reads
+    #: everything from the graph); a user's 1,000 memories take about 4 MB
+    search_cache_mb: int = Field(256, ge=0, le=65536)
+    #: scopes (a session, a user, a tenant) larger than this are searched in the graph
+    search_cache_scope_limit: int = Field(20_000, ge=0, le=1_000_000)
     #: names that always resolve to another, for every tenant (a tenant's own aliases,
     #: set with setEntityAlias, win): {"NYC": "New York City"}
     entity_aliases: dict[str, str] = Field(default_factory=dict)

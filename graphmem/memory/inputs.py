@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BadInput
-from ..models import MemoryType
+from ..models import MemoryType, Tier
 from ..retrieval import Retriever
 from ..settings import ID_PATTERN
 
@@ -70,6 +70,10 @@ class AddMemory(BaseModel):
         return check_id(v, "userId")
 
 
+#: what search ranks by default: the graph's warm and cold memories
+SEARCH_TIERS = (Tier.WARM, Tier.COLD)
+
+
 class RecallQuery(BaseModel):
     session_id: str | None = None
     user_id: str | None = None
@@ -78,6 +82,8 @@ class RecallQuery(BaseModel):
     auto_promote: bool = True
     types: list[MemoryType] | None = None
     retriever: Retriever = Retriever.HYBRID
+    #: the graph tiers searched (the hot tier's own items are matched apart, by recall)
+    tiers: list[Tier] = Field(default_factory=lambda: list(SEARCH_TIERS))
 
 
 def text_problem(value: str) -> str | None:

@@ -1,0 +1,26 @@
+// Conversational context for a search without its scope in memory: the $window turns
+// just before and after each given memory in its session (by seq), inside the search's
+// scope ($userId when it has one), with their vectors; one row of lists, `anchors`
+// naming the memory each row is next to.
+UNWIND $ids AS id
+MATCH (m:Memory {tenant: $tenant, id: id})
+CALL (m) {
+  MATCH (p:Memory {tenant: $tenant, sessionId: m.sessionId})
+  WHERE p.seq < m.seq AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
+  RETURN p ORDER BY p.seq DESC LIMIT $window
+  UNION
+  MATCH (p:Memory {tenant: $tenant, sessionId: m.sessionId})
+  WHERE p.seq > m.seq AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
+  RETURN p ORDER BY p.seq ASC LIMIT $window
+}
+WITH collect(m.id) AS anchors, collect(p) AS ms
+RETURN anchors,
+       [m IN ms | m.id] AS ids,
+       [m IN ms | m.sessionId] AS sessions,
+       [m IN ms | m.userId] AS users,
+       [m IN ms | m.seq] AS seqs,
+       [m IN ms | m.type] AS types,
+       [m IN ms | m.tier] AS tiers,
+       [m IN ms | m.vectorBytes] AS vectors,
+       [m IN ms | CASE WHEN m.vectorBytes IS NULL THEN m.embedding END] AS embeddings,
+       [m IN ms | m.sentenceVectors] AS sentences

@@ -1,0 +1,20 @@
+// Everything search keeps in memory about one user's memories (memory/scopecache.py):
+// each memory's id, place in its conversation, type, tier and vectors, as one row of
+// lists (the driver decodes one row of lists many times faster than a row per memory).
+// Vectors are float32 bytes (vectorBytes); the embedding list only where a memory
+// written before vectorBytes existed lacks them. Every tier: search masks by tier.
+// At most $cap memories: a larger scope is not cached, and n = $cap tells so.
+MATCH (m:Memory {tenant: $tenant, userId: $userId})
+WITH m LIMIT $cap
+WITH collect(m) AS ms
+WITH size(ms) AS n, CASE WHEN size(ms) < $cap THEN ms ELSE [] END AS ms
+RETURN n,
+       [m IN ms | m.id] AS ids,
+       [m IN ms | m.sessionId] AS sessions,
+       [m IN ms | m.userId] AS users,
+       [m IN ms | m.seq] AS seqs,
+       [m IN ms | m.type] AS types,
+       [m IN ms | m.tier] AS tiers,
+       [m IN ms | m.vectorBytes] AS vectors,
+       [m IN ms | CASE WHEN m.vectorBytes IS NULL THEN m.embedding END] AS embeddings,
+       [m IN ms | m.sentenceVectors] AS sentences

@@ -1,0 +1,18 @@
+// Exact cosine ranking over one user's memories (a scope search has not in memory),
+// found through the (tenant, userId) index; one row of lists, as vector_hits_index.
+MATCH (m:Memory {tenant: $tenant, userId: $userId})
+WHERE m.tier IN $tiers
+  AND ($types IS NULL OR m.type IN $types)
+  AND m.embedding IS NOT NULL
+WITH m, vector.similarity.cosine(m.embedding, $embedding) AS score
+ORDER BY score DESC
+LIMIT $limit
+WITH collect(m) AS ms, collect(score) AS scores
+RETURN scores,
+       [m IN ms | m.id] AS ids,
+       [m IN ms | m.sessionId] AS sessions,
+       [m IN ms | m.userId] AS users,
+       [m IN ms | m.seq] AS seqs,
+       [m IN ms | m.type] AS types,
+       [m IN ms | m.tier] AS tiers,
+       [m IN ms | m.sentenceVectors] AS sentences

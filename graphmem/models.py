@@ -150,7 +150,8 @@ def to_datetime(value: Any) -> datetime:
         if not isinstance(native, datetime):
             raise ValueError(f"not a date and time: {value!r}")
     else:
-        native = datetime.fromisoformat(str(value))
+        # ISO text as Cypher's toString writes it, maybe with a zone name after the offset
+        native = datetime.fromisoformat(str(value).split("[", 1)[0])
     return native if native.tzinfo is not None else native.replace(tzinfo=UTC)
 
 

@@ -1,14 +1,12 @@
-// The memories a scope's cached copy must refresh (changed since the version it holds),
-// as scope_rows_user returns them; ids no longer in the graph are simply absent.
+// The memories a scope's copy in memory must read again (changed since the version it
+// holds), as scope_rows_user returns them; ids no longer in the graph are absent.
 UNWIND $ids AS id
 MATCH (m:Memory {tenant: $tenant, id: id})
 WITH collect(m) AS ms
-RETURN [m IN ms | m.id] AS ids,
-       [m IN ms | m.sessionId] AS sessions,
-       [m IN ms | m.userId] AS users,
-       [m IN ms | m.seq] AS seqs,
-       [m IN ms | m.type] AS types,
-       [m IN ms | m.tier] AS tiers,
+RETURN [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '')] AS meta,
        [m IN ms | m.vectorBytes] AS vectors,
-       [m IN ms | CASE WHEN m.vectorBytes IS NULL THEN m.embedding END] AS embeddings,
+       [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
+         AS embeddings,
        [m IN ms | m.sentenceVectors] AS sentences

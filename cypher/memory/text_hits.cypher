@@ -13,13 +13,10 @@ ORDER BY score DESC
 LIMIT $limit
 WITH collect(m) AS ms, collect(score) AS scores
 RETURN scores,
-       [m IN ms | m.id] AS ids,
-       [m IN ms | m.sessionId] AS sessions,
-       [m IN ms | m.userId] AS users,
-       [m IN ms | m.seq] AS seqs,
-       [m IN ms | m.type] AS types,
-       [m IN ms | m.tier] AS tiers,
-       [m IN ms | CASE WHEN $vectors THEN m.vectorBytes END] AS vectors,
-       [m IN ms | CASE WHEN $vectors AND m.vectorBytes IS NULL THEN m.embedding END]
-         AS embeddings,
-       [m IN ms | CASE WHEN $vectors THEN m.sentenceVectors END] AS sentences
+       [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '')] AS meta,
+       CASE WHEN $vectors THEN [m IN ms | m.vectorBytes] ELSE [] END AS vectors,
+       [m IN ms WHERE $vectors AND m.vectorBytes IS NULL AND m.embedding IS NOT NULL |
+        [m.id, m.embedding]] AS embeddings,
+       CASE WHEN $vectors THEN [m IN ms | m.sentenceVectors] ELSE [] END AS sentences

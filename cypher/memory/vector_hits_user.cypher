@@ -9,10 +9,7 @@ ORDER BY score DESC
 LIMIT $limit
 WITH collect(m) AS ms, collect(score) AS scores
 RETURN scores,
-       [m IN ms | m.id] AS ids,
-       [m IN ms | m.sessionId] AS sessions,
-       [m IN ms | m.userId] AS users,
-       [m IN ms | m.seq] AS seqs,
-       [m IN ms | m.type] AS types,
-       [m IN ms | m.tier] AS tiers,
+       [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '')] AS meta,
        [m IN ms | m.sentenceVectors] AS sentences

@@ -161,10 +161,12 @@ class ScopeView:
     def cosines(self, query: F32) -> tuple[F32, F32]:
         """Each row's cosine to the (normalised) query, and its best cosine: the larger
         of that and its best sentence's."""
-        own: F32 = self.vectors @ query
+        # einsum, not @: above a thousand rows a BLAS matrix-vector product goes
+        # multithreaded, which on a busy 2-core machine costs milliseconds, not microseconds
+        own: F32 = np.einsum("ij,j->i", self.vectors, query)
         best = own.copy()
         if len(self.sentences):
-            scores = self.sentences @ query
+            scores = np.einsum("ij,j->i", self.sentences, query)
             has = self.counts > 0
             best[has] = np.maximum(own[has], np.maximum.reduceat(scores, self.starts[has]))
         return own, best

@@ -129,8 +129,8 @@ class Neo4jGraphStore(Neo4jSession):
         return parsed(records, lambda r: memory_item(tenant, r["memory"]))
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
-        records = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
-        return parsed(records, lambda r: memory_item(tenant, r["memory"]))
+        (record,) = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
+        return parsed(record["memories"], lambda m: memory_item(tenant, m))
 
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
         records = await self.run(

@@ -27,27 +27,32 @@ GRAPH_TIERS = (Tier.WARM.value, Tier.COLD.value)
 
 def memory_rows(record: neo4j.Record) -> MemoryRows:
     """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
-    ``neighbour_rows``) as columns."""
+    ``neighbour_rows``, ``rows_by_ids``) as columns. Each memory's place comes as one
+    tab-separated ``meta`` text (id, session, user, seq, type, tier; ids hold no tabs):
+    the driver decodes values one by one, and six per memory cost more than the rest."""
     keys = record.keys()
-    ids = list(record["ids"])
-    vectors: list[bytes | None]
-    if "vectors" in keys:
-        embeddings = record["embeddings"] if "embeddings" in keys else [None] * len(ids)
+    meta = [m.split("\t") for m in record["meta"]]
+    n = len(meta)
+    vectors: list[bytes | None] = [None] * n
+    if "vectors" in keys and len(record["vectors"]) == n:
+        # a memory embedded before vectorBytes existed has only the list of floats
+        listed = {i: e for i, e in record["embeddings"]} if "embeddings" in keys else {}
         vectors = [
-            bytes(v) if v is not None else pack_vector(e)
-            for v, e in zip(record["vectors"], embeddings, strict=True)
+            bytes(v) if v is not None else pack_vector(listed.get(m[0]))
+            for v, m in zip(record["vectors"], meta, strict=True)
         ]
-    else:
-        vectors = [None] * len(ids)
+    sentences: list[bytes | None] = [None] * n
+    if "sentences" in keys and len(record["sentences"]) == n:
+        sentences = [None if s is None else bytes(s) for s in record["sentences"]]
     return MemoryRows(
-        ids=ids,
-        sessions=list(record["sessions"]),
-        users=list(record["users"]),
-        seqs=[int(s or 0) for s in record["seqs"]],
-        types=list(record["types"]),
-        tiers=list(record["tiers"]),
+        ids=[m[0] for m in meta],
+        sessions=[m[1] for m in meta],
+        users=[m[2] or None for m in meta],
+        seqs=[int(m[3]) for m in meta],
+        types=[m[4] for m in meta],
+        tiers=[m[5] for m in meta],
         vectors=vectors,
-        sentences=[None if s is None else bytes(s) for s in record["sentences"]],
+        sentences=sentences,
         scores=[float(s) for s in record["scores"]] if "scores" in keys else [],
         anchors=list(record["anchors"]) if "anchors" in keys else [],
     )

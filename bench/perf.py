@@ -178,7 +178,10 @@ class StageClock:
         self.service = service
         graph: Any = service.graph
         run = graph.run
-        embed = service.embedder.embed
+        # the ranker's query embedder (absent before it had one of its own)
+        vectors = getattr(service.ranker, "query_vectors", None)
+        self.embedder: Any = vectors.embedder if vectors is not None else service.embedder
+        embed = self.embedder.embed
         versions: Any = getattr(service, "versions", None)
 
         async def timed_run(name: str, params: dict[str, Any], **kw: Any) -> Any:
@@ -196,7 +199,7 @@ class StageClock:
                 self.times["embed query"].append(1000 * (time.perf_counter() - started))
 
         graph.run = timed_run
-        service.embedder.embed = timed_embed  # type: ignore[method-assign]
+        self.embedder.embed = timed_embed
         if versions is not None:
             read = versions.read
 
@@ -216,7 +219,7 @@ class StageClock:
 
     def close(self) -> None:
         del self.service.graph.run  # type: ignore[attr-defined]
-        del self.service.embedder.embed  # type: ignore[attr-defined]
+        del self.embedder.embed
         versions: Any = getattr(self.service, "versions", None)
         if versions is not None:
             del versions.read

@@ -72,6 +72,7 @@ class MemoryBuilder:
         self._conversation: ConversationStore | None = None
         self._personas: dict[str, PersonaConfig] = {}
         self._versions: ScopeVersions | None = None
+        self._query_embedder: Embedder | None = None
         self._cache_bytes = 256 * 2**20
         self._cache_scope_limit = 20_000
 
@@ -85,6 +86,12 @@ class MemoryBuilder:
 
     def with_embedder(self, embedder: Embedder) -> Self:
         self._embedder = embedder
+        return self
+
+    def with_query_embedder(self, embedder: Embedder | None) -> Self:
+        """An embedder for search queries alone (None: the one ``with_embedder`` set);
+        it must produce the same vectors."""
+        self._query_embedder = embedder
         return self
 
     def with_tokens(self, tokens: TokenCounter) -> Self:
@@ -209,6 +216,7 @@ class MemoryBuilder:
             entities=self._entities,
             episodes=self._episodes,
             versions=self._versions,
+            query_embedder=self._query_embedder,
             cache_bytes=self._cache_bytes,
             cache_scope_limit=self._cache_scope_limit,
         )
@@ -245,6 +253,12 @@ class MemoryBuilder:
             else None
         )
         embedder = make_embedder(settings.embedder, settings.embed_threads)
+        threads = settings.query_embed_threads
+        query_embedder = (
+            make_embedder(settings.embedder, threads)
+            if settings.embedder == "minilm-int8" and threads and threads != settings.embed_threads
+            else None
+        )
         hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
         conversation = RedisConversationStore(hot.client, settings.memory.short_term_max_messages)
         return (
@@ -253,6 +267,7 @@ class MemoryBuilder:
             .with_graph(graph)
             .with_entities(entities)
             .with_embedder(embedder)
+            .with_query_embedder(query_embedder)
             .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))

@@ -73,6 +73,7 @@ class Memory:
         admission: AdmissionStore | None = None,
         admission_limits: AdmissionLimits | None = None,
         versions: ScopeVersions | None = None,
+        query_embedder: Embedder | None = None,
         cache_bytes: int = 256 * 2**20,
         cache_scope_limit: int = 20_000,
     ) -> None:
@@ -139,7 +140,9 @@ class Memory:
         cache = ScopeCache(
             graph.search, versions, embedder.dimension, cache_bytes, cache_scope_limit
         )
-        self.ranker = Ranker(self.inputs, graph, embedder, self.weights, entities, cache)
+        self.ranker = Ranker(
+            self.inputs, graph, embedder, self.weights, entities, cache, query_embedder
+        )
         self.recall = Recall(
             self.ranker,
             hot,

@@ -62,6 +62,7 @@ class Ranker:
         weights: Weights,
         entities: EntityMemory | None = None,
         cache: ScopeCache | None = None,
+        query_embedder: Embedder | None = None,
     ) -> None:
         self.inputs = inputs
         self.graph = graph
@@ -69,7 +70,7 @@ class Ranker:
         self.weights = weights
         self.entities = entities
         self.cache = cache or ScopeCache(graph.search, None, embedder.dimension)
-        self.query_vectors = QueryVectors(embedder)
+        self.query_vectors = QueryVectors(query_embedder or embedder)
 
     async def rank(self, tenant: str, q: RecallQuery) -> tuple[Ranked, list[float]]:
         """(memory, ranking score, cosine similarity) best first, and the query vector."""

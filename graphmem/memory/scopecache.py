@@ -138,8 +138,7 @@ class ScopeCache:
             return None
         key = (tenant, scope_key(session_id, user_id))
         held = self._held.get(key)
-        if held is not None and time.monotonic() - held.read_at > self.max_age:
-            held = None
+        aged = held is not None and time.monotonic() - held.read_at > self.max_age
         try:
             read = await self.versions.read(
                 tenant, key[1], (held.epoch, held.version) if held else None
@@ -148,16 +147,41 @@ class ScopeCache:
             log.warning("scope versions unreadable, searching the graph: %s", exc.message)
             return None
         if held is not None and read.changed is not None and not read.changed:
+            if aged:  # read it whole again, off this search's path
+                self._flight(key, session_id, user_id, None, read.epoch, read.version, None)
             return held.view
-        flight = (key, read.epoch, read.version)
+        if aged:
+            held = None
+        running = self._flight(
+            key, session_id, user_id, held, read.epoch, read.version, read.changed
+        )
+        return await asyncio.shield(running)
+
+    def _flight(
+        self,
+        key: Key,
+        session_id: str | None,
+        user_id: str | None,
+        held: Held | None,
+        epoch: str,
+        version: str,
+        changed: frozenset[str] | None,
+    ) -> asyncio.Future[ScopeView | None]:
+        """One read per scope and version at a time, whoever asks for it."""
+        flight = (key, epoch, version)
         running = self._reading.get(flight)
         if running is None:
             running = asyncio.ensure_future(
-                self._read(key, session_id, user_id, held, read.epoch, read.version, read.changed)
+                self._read(key, session_id, user_id, held, epoch, version, changed)
             )
             self._reading[flight] = running
-            running.add_done_callback(lambda _: self._reading.pop(flight, None))
-        return await asyncio.shield(running)
+            running.add_done_callback(lambda done: self._landed(flight, done))
+        return running
+
+    def _landed(self, flight: tuple[Key, str, str], done: asyncio.Future[ScopeView | None]) -> None:
+        self._reading.pop(flight, None)
+        if not done.cancelled() and (exc := done.exception()) is not None:
+            log.warning("reading scope %s failed: %s", flight[0], exc)
 
     async def _read(
         self,

@@ -199,3 +199,14 @@ async def test_memories_without_an_embedding_are_found_by_bm25_and_break_nothing
             assert ids[0] not in hits
         else:
             assert hits[0] == ids[0], retriever
+
+
+async def test_a_view_past_its_age_is_read_again_without_missing_a_change(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    replica.ranker.cache.max_age = 0.0  # every view is old: each search reads it anew
+    for _ in range(3):
+        assert (await found(replica, tenant, user_id="alice"))[0] == ids[0]
+    assert await service.removal.forget(tenant, ids[0])
+    assert ids[0] not in await found(replica, tenant, user_id="alice")

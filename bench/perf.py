@@ -604,7 +604,11 @@ async def main() -> None:
     search = {"run": results["run"], "elapsed_s": results["elapsed_s"], "search": results["search"]}
     search["plots"] = [search_plot(results["search"], RESULTS)]
     save_json("perf_search", search)
-    update_section("perf-search", search_report(search))
+    before = RESULTS / "perf_search_before.json"
+    update_section(
+        "perf-search",
+        search_report(search, json.loads(before.read_text()) if before.exists() else None),
+    )
     if args.search_only:
         return
     results["plots"] = plots(results, save_json("perf", results).parent)
@@ -689,13 +693,31 @@ def _search_verdict(s: dict[str, Any]) -> str:
     return "p50 ≤ 25 ms, p95 ≤ 50 ms: " + ("met" if ok else "missed")
 
 
-def search_report(r: dict[str, Any]) -> str:
+def search_report(r: dict[str, Any], before: dict[str, Any] | None = None) -> str:
+    """The search section; ``before`` (bench/results/perf_search_before.json) is the same
+    program's run on the read path this one replaced, shown beside it."""
     run = r["run"]
+    earlier = {
+        (s["retriever"], s["scope"], s["clients"]): s for s in (before or {}).get("search", [])
+    }
+
+    def was(s: dict[str, Any]) -> str:
+        b = earlier.get((s["retriever"], s["scope"], s["clients"]))
+        return f"{b['p50_ms']} / {b['p95_ms']}" if b else ""
+
     rows = "\n".join(
         f"| {s['retriever']} | {s['scope']} ({s['scope_size']:,}) | {s['clients']} "
         f"| {s['p50_ms']} | {s['p95_ms']} ({s['p95_range_ms'][0]} to {s['p95_range_ms'][1]}) "
-        f"| {_search_verdict(s)} |"
+        f"| {was(s)} | {_search_verdict(s)} |"
         for s in r["search"]
+    )
+    then = (
+        f"The before column is the same program on the read path this one replaced (five or "
+        f"six Cypher statements in series, a row per memory), commit "
+        f"{before['run']['commit']}, {before['run']['date']}, on the same stack; "
+        f"{before.get('note', '')}"
+        if before
+        else ""
     )
     stages = "\n".join(
         f"| {s['retriever']} / {s['scope']} | "
@@ -719,8 +741,10 @@ before (an agent asking about the same user again); **user, first search** — e
 question to a user this process has not searched yet, so the search also builds the
 scope's cache entry; **tenant** — across all {first["stored"]:,} memories.
 
-| retriever | scope (memories) | clients | p50 ms | p95 ms (range) | target |
-|---|---|---|---|---|---|
+{then}
+
+| retriever | scope (memories) | clients | p50 ms | p95 ms (range) | before: p50 / p95 ms | target |
+|---|---|---|---|---|---|---|
 {rows}
 
 ![search latency](bench/results/perf_search_latency.png)

@@ -237,7 +237,7 @@ def forget_query_vectors(service: Memory) -> None:
     which the ranker's query-vector cache would otherwise answer."""
     vectors = getattr(service.ranker, "query_vectors", None)
     if vectors is not None:
-        vectors._vectors.clear()
+        vectors.clear()
 
 
 async def timed_searches(

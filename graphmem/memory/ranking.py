@@ -40,6 +40,9 @@ class QueryVectors:
         self.size = size
         self._vectors: OrderedDict[str, list[float]] = OrderedDict()
 
+    def clear(self) -> None:
+        self._vectors.clear()
+
     async def __call__(self, text: str) -> list[float]:
         found = self._vectors.get(text)
         if found is not None:

@@ -630,7 +630,7 @@ def report(r: dict[str, Any], ingested: int) -> str:
     cpu = r["add_cpu_ms"]
     cpu_total = sum(cpu.values())
     cpu_rows = "\n".join(f"| {k} | {v:.3f} |" for k, v in cpu.items())
-    return f"""## Speed: ingest, writes, addMemory, search
+    return f"""## Speed: ingest, writes, addMemory
 
 `bench/perf.py` ({r["elapsed_s"]:.0f} s), {ingested} LoCoMo turns for ingest, services on the
 same 2-core machine. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
@@ -670,6 +670,7 @@ Search latencies are in their own section (below), written by this run too.
   needs more than 5,000 requests/s, about 0.2 ms of CPU per request on two cores that
   the load generator shares. Two workers (`graphmem serve --workers 2`) raise throughput;
   the single-client p50 is the request's own latency.
+
 Where an addMemory's CPU goes, in process (cProfile, ms per request, {cpu_total:.2f} ms in all;
 profiling roughly doubles Python's own cost, so read shares, not totals):
 

@@ -555,6 +555,7 @@ async def main() -> None:
     )
     service = MemoryBuilder.from_settings(settings).build()
     results: dict[str, Any] = {"run": run_info(), "quick": quick}
+    load = [round(os.getloadavg()[0], 1)]
     started = time.perf_counter()
 
     def step(name: str) -> None:
@@ -597,11 +598,17 @@ async def main() -> None:
         await service.close()
     step("done")
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
+    results["load_average"] = [*load, round(os.getloadavg()[0], 1)]
     print(json.dumps(results, indent=2))
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
         return
-    search = {"run": results["run"], "elapsed_s": results["elapsed_s"], "search": results["search"]}
+    search = {
+        "run": results["run"],
+        "elapsed_s": results["elapsed_s"],
+        "load_average": results["load_average"],
+        "search": results["search"],
+    }
     search["plots"] = [search_plot(results["search"], RESULTS)]
     save_json("perf_search", search)
     before = RESULTS / "perf_search_before.json"
@@ -728,14 +735,16 @@ def search_report(r: dict[str, Any], before: dict[str, Any] | None = None) -> st
         if s["stages_p50_ms"]
     )
     first = r["search"][0]
+    load = " and ".join(str(x) for x in r.get("load_average", ["unknown"]))
     return f"""## Speed: search and recall latency
 
 `bench/perf.py --search-only` ({r["elapsed_s"]:.0f} s; the full run writes this section
 too), {first["stored"]:,} memories stored (`bench/corpus.py`: 100 users of 10 sessions of
 100 turns), {first["queries"]} LoCoMo questions per run, `limit: 10`, each figure the median
 over {first["repeats"]} runs (the p95 range across runs in brackets). Services on the same
-2-core machine, shared with other work: single figures move by several ms from run to
-run. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
+2-core machine, shared with other work (one-minute load average {load} at the start and
+the end of the run): single figures move by several ms from run to run, and every stage
+waits for the cores. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
 
 Workloads: **user** — the questions spread over 10 users whose scopes were searched
 before (an agent asking about the same user again); **user, first search** — each
@@ -750,8 +759,10 @@ scope's cache entry; **tenant** — across all {first["stored"]:,} memories.
 
 ![search latency](bench/results/perf_search_latency.png)
 
-Where a single-client search's time goes (median ms per stage; stages overlap: BM25 runs
-beside the query embedding and the scope-version read):
+Where a single-client search's time goes (median ms per call of each stage, so a stage
+that runs only on some searches, such as reading a scope whole on its first search,
+shows what that costs when it runs; BM25 runs beside the query embedding and the
+scope-version read, and on two cores they compete for CPU):
 
 | retriever / scope | stages |
 |---|---|

@@ -26,32 +26,29 @@ import httpx
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.app import create_app
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import scope_tokens
-from graphmem.retrieval import Weights, add_context, fuse, lucene_query
+from graphmem.retrieval import Weights, add_context, fuse
 from graphmem.settings import load_settings
 
 
 async def raw_candidates(service: Memory, tenant: str, user: str, question: str) -> dict[str, Any]:
     """What recall fuses for one question, before any weight is applied (the same
     service steps ``search`` runs), with neighbours three turns to a side."""
-    (vector,) = service.embedder.embed([question])
-    q = vector.tolist()
-    lucene = lucene_query(question, scope_tokens(tenant, user_id=user))
-    vector_hits = await service.graph.search.vector_search(tenant, q, 100, user_id=user)
-    text_only = (
-        await service.graph.search.fulltext_search(tenant, lucene, 100, user_id=user)
-        if lucene
-        else []
-    )
-    vector_hits, text_hits = await service.ranker.candidate_cosines(
-        tenant, q, vector_hits, text_only
-    )
-    entity_hits = await service.ranker.entity_hits(
-        tenant, RecallQuery(query=question, user_id=user)
-    )
-    ids = list({i.id for i, _ in vector_hits} | {i.id for i, _, _ in text_hits})
-    near = await service.ranker.neighbours(tenant, ids, q, 3)
-    return {"vector": vector_hits, "text": text_hits, "entity": entity_hits, "near": near}
+    query = RecallQuery(query=question, user_id=user, limit=10)
+    sources, _ = await service.ranker.sources(tenant, query)
+    vector_hits = [(t, best) for t, _, _, best in sources.vector]
+    text_hits = [(t, bm25, best) for t, bm25, _, best in sources.text]
+    entity_hits = await service.ranker.entity_hits(tenant, query)
+    ids = list({t.id for t, _ in vector_hits} | {t.id for t, _, _ in text_hits})
+    near = await sources.near(ids, 3)
+    every = list({*ids, *(t.id for _, t, _ in near)})
+    dia = {i.id: i.metadata.get("dia_id") for i in await service.graph.get(tenant, every)}
+    return {
+        "vector": vector_hits,
+        "text": text_hits,
+        "entity": entity_hits,
+        "near": near,
+        "dia": dia,
+    }
 
 
 def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
@@ -82,7 +79,7 @@ def rank(raw: dict[str, Any], w: Weights) -> list[str]:
         near = within(pool, near, w.context_window)
         add_context(pool, near, w)
     ordered = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
-    return [c.item.metadata.get("dia_id") for c in ordered[:10]]
+    return [raw["dia"].get(c.item.id) for c in ordered[:10]]
 
 
 async def main() -> None:

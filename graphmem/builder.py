@@ -42,6 +42,7 @@ from .stores import (
     GraphStore,
     HotTier,
     ProfileStore,
+    ScopeVersions,
 )
 from .stores.neo4j.entities import Neo4jEntityStore
 from .stores.neo4j.episodes import Neo4jEpisodeStore
@@ -51,6 +52,7 @@ from .stores.redis.admission import RedisAdmission
 from .stores.redis.conversation import RedisConversationStore
 from .stores.redis.hot import RedisHotTier
 from .stores.redis.queue import RedisEnrichmentQueue
+from .stores.redis.versions import RedisScopeVersions
 
 
 @lru_cache(maxsize=4)
@@ -80,6 +82,10 @@ class MemoryBuilder:
         self._conversation: ConversationStore | None = None
         self._personas: dict[str, PersonaConfig] = {}
         self._queue: EnrichmentQueue | None = None
+        self._versions: ScopeVersions | None = None
+        self._query_embedder: Embedder | None = None
+        self._cache_bytes = 256 * 2**20
+        self._cache_scope_limit = 20_000
 
     def with_hot(self, hot: HotTier) -> Self:
         self._hot = hot
@@ -91,6 +97,12 @@ class MemoryBuilder:
 
     def with_embedder(self, embedder: Embedder) -> Self:
         self._embedder = embedder
+        return self
+
+    def with_query_embedder(self, embedder: Embedder | None) -> Self:
+        """An embedder for search queries alone (None: the one ``with_embedder`` set);
+        it must produce the same vectors."""
+        self._query_embedder = embedder
         return self
 
     def with_tokens(self, tokens: TokenCounter) -> Self:
@@ -154,6 +166,18 @@ class MemoryBuilder:
         self._queue = queue
         return self
 
+    def with_scope_cache(
+        self,
+        versions: ScopeVersions | None,
+        max_bytes: int = 256 * 2**20,
+        scope_limit: int = 20_000,
+    ) -> Self:
+        """Keep search scopes' vectors in memory, kept exact by the scope versions in
+        ``versions`` (Redis, shared by every replica); None searches the graph alone."""
+        self._versions = versions
+        self._cache_bytes, self._cache_scope_limit = max_bytes, scope_limit
+        return self
+
     def with_events(self, events: EventBus | None) -> Self:
         """Publish the change feed (Redis pub/sub) from the built service."""
         self._events = events
@@ -209,6 +233,10 @@ class MemoryBuilder:
             entities=self._entities,
             episodes=self._episodes,
             queue=self._queue,
+            versions=self._versions,
+            query_embedder=self._query_embedder,
+            cache_bytes=self._cache_bytes,
+            cache_scope_limit=self._cache_scope_limit,
         )
         if self._profiles is not None and self._conversation is not None:
             service.manager = MemoryManager(
@@ -243,6 +271,12 @@ class MemoryBuilder:
             else None
         )
         embedder = shared_embedder(settings.embedder, settings.embed_threads)
+        threads = settings.query_embed_threads
+        query_embedder = (
+            shared_embedder(settings.embedder, threads)
+            if settings.embedder == "minilm-int8" and threads and threads != settings.embed_threads
+            else None
+        )
         hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
         conversation = RedisConversationStore(hot.client, settings.memory.short_term_max_messages)
         return (
@@ -251,10 +285,16 @@ class MemoryBuilder:
             .with_graph(graph)
             .with_entities(entities)
             .with_embedder(embedder)
+            .with_query_embedder(query_embedder)
             .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))
             .with_queue(RedisEnrichmentQueue(hot.client) if settings.write_behind else None)
+            .with_scope_cache(
+                RedisScopeVersions(hot.client),
+                settings.search_cache_mb * 2**20,
+                settings.search_cache_scope_limit,
+            )
             .with_admission(
                 RedisAdmission(hot.client),
                 AdmissionLimits(

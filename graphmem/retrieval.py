@@ -33,8 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-
-from .models import MemoryItem
+from typing import Generic, Protocol, TypeVar
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
@@ -96,9 +95,24 @@ def lucene_query(text: str, scope: str) -> str | None:
     return f"content:({' OR '.join(words)}) AND {required}"
 
 
+class Turn(Protocol):
+    """What fusion needs of a memory: which it is and where it sits in its conversation
+    (a ``MemoryItem`` qualifies; search ranks lighter rows and fetches items at the end)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+
+
+T = TypeVar("T", bound=Turn)
+
+
 @dataclass
-class Candidate:
-    item: MemoryItem
+class Candidate(Generic[T]):
+    item: T
     cosine: float = 0.0
     bm25: float = 0.0
     entity: float = 0.0
@@ -108,13 +122,13 @@ class Candidate:
 
 
 def fuse(
-    vector_hits: Sequence[tuple[MemoryItem, float]],
-    text_hits: Sequence[tuple[MemoryItem, float, float]],
+    vector_hits: Sequence[tuple[T, float]],
+    text_hits: Sequence[tuple[T, float, float]],
     entity_hits: dict[str, float],
     weights: Weights,
-) -> dict[str, Candidate]:
+) -> dict[str, Candidate[T]]:
     """Base scores of every candidate (before the context step)."""
-    pool: dict[str, Candidate] = {}
+    pool: dict[str, Candidate[T]] = {}
     for item, cosine in vector_hits:
         c = pool.setdefault(item.id, Candidate(item))
         c.cosine = cosine
@@ -140,8 +154,8 @@ def fuse(
 
 
 def add_context(
-    pool: dict[str, Candidate],
-    neighbours: Sequence[tuple[str, MemoryItem, float]],
+    pool: dict[str, Candidate[T]],
+    neighbours: Sequence[tuple[str, T, float]],
     weights: Weights,
 ) -> None:
     """Every memory gains ``context`` times the best (distance-decayed) base score among
@@ -153,7 +167,7 @@ def add_context(
         if item.id not in pool:
             pool[item.id] = Candidate(item, cosine=cosine, base=weights.vector * max(cosine, 0.0))
             pool[item.id].sources.add("context")
-    by_of: dict[str, list[MemoryItem]] = {}
+    by_of: dict[str, list[T]] = {}
     for of, item, _ in neighbours:
         by_of.setdefault(of, []).append(item)
     for of, items in by_of.items():

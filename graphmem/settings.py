@@ -294,6 +294,11 @@ class Settings(BaseSettings):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     embedder: Literal["minilm-int8", "minilm-fp32"] = "minilm-int8"
     embed_threads: int = Field(2, ge=1, le=64)
+    #: threads of a second embedder session that embeds search queries alone (0: queries
+    #: share the ingest embedder). One thread: a query is a dozen tokens, and on a busy
+    #: machine two threads wait for each other (p50 8 against 14 ms measured under load);
+    #: the second session costs about 90 MB
+    query_embed_threads: int = Field(1, ge=0, le=64)
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True
     #: write every added memory behind into the graph through the enrichment queue, so
@@ -306,6 +311,11 @@ class Settings(BaseSettings):
     enrich_worker_nice: int = Field(10, ge=0, le=19)
     #: a job a worker took and left this long (it died) is taken over by another
     enrich_reclaim_seconds: float = Field(30.0, ge=0.1, le=3600)
+    #: memory each process may spend keeping search scopes' vectors (0: search reads
+    #: everything from the graph); a user's 1,000 memories take about 4 MB
+    search_cache_mb: int = Field(256, ge=0, le=65536)
+    #: scopes (a session, a user, a tenant) larger than this are searched in the graph
+    search_cache_scope_limit: int = Field(20_000, ge=0, le=1_000_000)
     #: names that always resolve to another, for every tenant (a tenant's own aliases,
     #: set with setEntityAlias, win): {"NYC": "New York City"}
     entity_aliases: dict[str, str] = Field(default_factory=dict)

@@ -1,5 +1,6 @@
 // Forget many memories at once (prune): the nodes, their share of relation evidence,
 // and the keys of the entities they mentioned (refreshed afterwards, orphans removed).
+// Returns where each removed memory lived, so that its scopes' versions move.
 MATCH (m:Memory {tenant: $tenant})
 WHERE m.id IN $ids
 OPTIONAL MATCH (m)-[:MENTIONS]->(e:Entity)
@@ -15,9 +16,10 @@ CALL (memories, mentioned) {
   WITH r WHERE size(r.sources) = 0
   DELETE r
 }
-WITH memories, [e IN mentioned | e.key] AS keys
+WITH memories, [e IN mentioned | e.key] AS keys,
+     [m IN memories | [m.id, m.sessionId, m.userId]] AS located
 CALL (memories) {
   UNWIND memories AS m
   DETACH DELETE m
 }
-RETURN size(memories) AS removed, keys
+RETURN size(memories) AS removed, keys, located

@@ -1,6 +1,7 @@
 // Write a batch of spilled items. Idempotent: MERGE on (tenant, id) and every property
 // is set from the item, so a retried or repeated spill converges to one node per item.
 // $label puts the node in its tenant's fulltext index (tenant/fulltext_index).
+// vectorBytes copies the embedding as float32 bytes: what search reads into memory.
 MERGE (t:Tenant {id: $tenant})
 WITH t
 UNWIND $items AS it
@@ -21,6 +22,7 @@ SET m:$($label),
     m.seq = it.seq,
     m.scopeToken = it.scopeToken,
     m.sentenceVectors = it.sentenceVectors,
+    m.vectorBytes = it.vectorBytes,
     m.spilledAt = datetime()
 WITH m, it
 CALL db.create.setNodeVectorProperty(m, 'embedding', it.embedding)

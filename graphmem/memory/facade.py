@@ -18,9 +18,10 @@ from ..models import scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from ..retrieval import Weights
 from ..settings import MemoryConfig
-from ..stores import AdmissionStore, EnrichmentQueue, GraphStore, HotTier
+from ..stores import AdmissionStore, EnrichmentQueue, GraphStore, HotTier, ScopeVersions
 from ..working import WorkingMemory
 from .admission import Admission, AdmissionLimits
+from .changes import ScopeChanges
 from .enrichment import Enrichment
 from .ingest import Ingest
 from .inputs import Inputs, Limits
@@ -31,6 +32,7 @@ from .ranking import Ranker
 from .recall import Recall
 from .removal import Removal
 from .reporting import Reporting
+from .scopecache import ScopeCache
 from .sessions import Sessions
 from .spill import Spiller
 from .worker import EnrichmentWorker
@@ -46,7 +48,9 @@ class Memory:
     """One per process, built by ``MemoryBuilder``. The parts:
 
     ``ingest`` add memories · ``spills`` spill to the graph · ``promotion`` promote and
-    the cascading get · ``recall`` search and recall (``ranker`` the ranking itself) ·
+    the cascading get · ``recall`` search and recall (``ranker`` the ranking itself,
+    ``ranker.cache`` the search scopes held in memory) · ``changes`` the scope versions
+    every graph write bumps ·
     ``removal`` forget and prune · ``reports`` hot list, stats, find, status ·
     ``listing`` memories page by page (by metadata) and the sessions holding them ·
     ``maintenance`` the background pass · ``sessions`` per-session settings ·
@@ -75,6 +79,10 @@ class Memory:
         admission: AdmissionStore | None = None,
         admission_limits: AdmissionLimits | None = None,
         queue: EnrichmentQueue | None = None,
+        versions: ScopeVersions | None = None,
+        query_embedder: Embedder | None = None,
+        cache_bytes: int = 256 * 2**20,
+        cache_scope_limit: int = 20_000,
     ) -> None:
         self.hot_tier = hot
         self.graph = graph
@@ -101,6 +109,10 @@ class Memory:
         #: the router over every memory type, attached by MemoryBuilder
         self.manager: MemoryManager | None = None
 
+        #: scope versions: every graph write path bumps them (``changes``), search reads
+        #: them to keep its scope views exact (``ranker.cache``)
+        self.versions = versions
+        self.changes = ScopeChanges(versions)
         self.inputs = Inputs(self.limits)
         self.sessions = Sessions(hot, config)
         self.admission = Admission(
@@ -108,10 +120,12 @@ class Memory:
         )
         self.enrichment = Enrichment(hot, embedder, entities)
         self.queue = queue
-        self.write_behind = WriteBehind(hot, graph, self.sessions, embedder, entities)
+        self.write_behind = WriteBehind(hot, graph, self.sessions, embedder, self.changes, entities)
         #: runs the queue's write-behind jobs; ``graphmem worker`` runs it as a process
         self.worker = EnrichmentWorker(queue, self.write_behind) if queue is not None else None
-        self.spills = Spiller(hot, graph, self.sessions, self.enrichment, self.metrics, self.events)
+        self.spills = Spiller(
+            hot, graph, self.sessions, self.enrichment, self.metrics, self.events, self.changes
+        )
         self.ingest = Ingest(
             self.inputs,
             self.sessions,
@@ -126,9 +140,21 @@ class Memory:
             queue,
         )
         self.promotion = Promotion(
-            hot, graph, self.sessions, self.spills, self.rules, self.metrics, self.events
+            hot,
+            graph,
+            self.sessions,
+            self.spills,
+            self.rules,
+            self.metrics,
+            self.events,
+            self.changes,
         )
-        self.ranker = Ranker(self.inputs, graph, embedder, self.weights, entities)
+        cache = ScopeCache(
+            graph.search, versions, embedder.dimension, cache_bytes, cache_scope_limit
+        )
+        self.ranker = Ranker(
+            self.inputs, graph, embedder, self.weights, entities, cache, query_embedder
+        )
         self.recall = Recall(
             self.ranker,
             hot,
@@ -138,12 +164,15 @@ class Memory:
             self.promotion,
             self.metrics,
             self.events,
+            self.changes,
         )
-        self.removal = Removal(hot, graph, self.sessions, self.events, entities)
+        self.removal = Removal(hot, graph, self.sessions, self.events, self.changes, entities)
         self.reports = Reporting(self.inputs, hot, graph, self.sessions)
         self.listing = Listing(self.inputs, hot, graph)
         demotion = demotion or IdleWarmDemotion(timedelta(seconds=config.demote_after_idle_seconds))
-        self.maintenance = Maintenance(hot, graph, self.sessions, self.spills, demotion, config)
+        self.maintenance = Maintenance(
+            hot, graph, self.sessions, self.spills, demotion, config, self.changes
+        )
 
     async def _exact_usage(self, tenant: str) -> tuple[int, int]:
         rows = await self.reports.stats(tenant)

@@ -119,3 +119,4 @@ class Ingest:
         vectors, sentences = await self.spiller.enrichment.for_graph(tenant, session_id, items)
         rows = [i.graph_row(vectors[i.id], sentences.get(i.id)) for i in items]  # stays 'hot'
         await self.spiller.with_retry(partial(self.graph.upsert, tenant, rows))
+        await self.spiller.changes.items(tenant, items)

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BadInput
-from ..models import MemoryType
+from ..models import MemoryType, Tier
 from ..retrieval import Retriever
 from ..settings import ID_PATTERN
 
@@ -70,6 +70,12 @@ class AddMemory(BaseModel):
         return check_id(v, "userId")
 
 
+#: what search ranks by default: every graph node, the warm and cold memories and the
+#: 'hot' copies of items still in Redis (written behind, or promoted), so an item is
+#: findable whatever its tier
+SEARCH_TIERS = (Tier.HOT, Tier.WARM, Tier.COLD)
+
+
 class RecallQuery(BaseModel):
     session_id: str | None = None
     user_id: str | None = None
@@ -78,6 +84,8 @@ class RecallQuery(BaseModel):
     auto_promote: bool = True
     types: list[MemoryType] | None = None
     retriever: Retriever = Retriever.HYBRID
+    #: the graph tiers searched (recall also matches the session's hot items apart)
+    tiers: list[Tier] = Field(default_factory=lambda: list(SEARCH_TIERS))
 
 
 def text_problem(value: str) -> str | None:

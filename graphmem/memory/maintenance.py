@@ -19,6 +19,7 @@ from ..models import utcnow
 from ..policy import DemotionPolicy
 from ..settings import MemoryConfig
 from ..stores import GraphStore, HotTier
+from .changes import ScopeChanges
 from .sessions import Sessions
 from .spill import Spiller
 
@@ -45,6 +46,7 @@ class Maintenance:
         spiller: Spiller,
         demotion: DemotionPolicy,
         config: MemoryConfig,
+        changes: ScopeChanges | None = None,
     ) -> None:
         self.hot = hot
         self.graph = graph
@@ -52,6 +54,7 @@ class Maintenance:
         self.spiller = spiller
         self.demotion = demotion
         self.config = config
+        self.changes = changes or ScopeChanges(None)
 
     async def run_once(self) -> MaintenanceReport:
         report = MaintenanceReport()
@@ -83,6 +86,8 @@ class Maintenance:
             try:
                 demoted = await self.demotion.demote(self.graph, tenant, now)
                 if demoted:
+                    # A policy names the ids it demoted, not where they live.
+                    await self.changes.everything(tenant)
                     report.demoted[tenant] = demoted
             except Exception as exc:
                 self._failed(report, f"demotion of {tenant}", exc)

@@ -11,6 +11,7 @@ from ..models import MemoryItem, Tier, utcnow
 from ..policy import MemoryRules
 from ..settings import MemoryConfig
 from ..stores import GraphStore, HotTier
+from .changes import ScopeChanges
 from .inputs import Inputs
 from .sessions import Sessions
 from .spill import Spiller
@@ -26,6 +27,7 @@ class Promotion:
         rules: MemoryRules,
         metrics: Metrics,
         events: EventBus | NullBus,
+        changes: ScopeChanges | None = None,
     ) -> None:
         self.hot = hot
         self.graph = graph
@@ -34,6 +36,7 @@ class Promotion:
         self.rules = rules
         self.metrics = metrics
         self.events = events
+        self.changes = changes or ScopeChanges(None)
 
     async def items(
         self, tenant: str, items: Sequence[MemoryItem], config: MemoryConfig | None = None
@@ -50,6 +53,7 @@ class Promotion:
             # in both tiers (visible twice), never in neither.
             total, overrides = await self.hot.put(tenant, session_id, batch)
             await self.graph.mark_hot(tenant, [i.id for i in batch], utcnow())
+            await self.changes.items(tenant, batch)
             promoted += batch
             await self.events.publish(
                 tenant, EventKind.PROMOTED, sessionId=session_id, itemIds=[i.id for i in batch]

@@ -1,26 +1,59 @@
 """The hybrid ranking behind search and recall, public so that the fusion tuner
 (bench/tune_fusion.py) runs exactly the steps search runs.
 
-BM25 (scoped by hashed tenant, session and user tokens) and the size of the scope do not
-need the query vector, so they run while the query is embedded. Then vector candidates,
-entity overlap, the candidates' best-sentence cosines, fusion, and the adjacent turns.
+BM25 (scoped by hashed tenant, session and user tokens) and the scope's view
+(``scopecache.py``: the scope's vectors in memory, at the version Redis holds) do not
+need the query vector, so they run while the query is embedded. With the view, vector
+candidates, best-sentence cosines and adjacent turns are numpy over the scope; without
+it (a scope too large to hold, a tenant-wide search of a large tenant, no version store)
+they come from Cypher. Then fusion, and one read of the results' items, fresh.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections import OrderedDict
+
+import numpy as np
 
 from ..enrich.embed import Embedder
-from ..enrich.sentences import best_cosines
 from ..entities import EntityMemory
 from ..models import MemoryItem, scope_tokens
 from ..retrieval import Retriever, Weights, add_context, fuse, lucene_query
 from ..stores import GraphStore
+from ..stores.models import MemoryRows
+from .candidates import Scope, Sources, from_graph, from_view
 from .enrichment import discard
 from .inputs import Inputs, RecallQuery
+from .scopecache import ScopeCache
+from .scopeview import Turn
 
 Ranked = list[tuple[MemoryItem, float, float]]  # memory, ranking score, cosine
+
+
+class QueryVectors:
+    """Query embeddings by text, the most recent few: an agent repeats its questions, and
+    embedding one costs milliseconds of CPU the searches share."""
+
+    def __init__(self, embedder: Embedder, size: int = 512) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+
+    def clear(self) -> None:
+        self._vectors.clear()
+
+    async def __call__(self, text: str) -> list[float]:
+        found = self._vectors.get(text)
+        if found is not None:
+            self._vectors.move_to_end(text)
+            return found
+        (vector,) = await asyncio.to_thread(self.embedder.embed, [text])
+        found = [float(x) for x in vector]
+        self._vectors[text] = found
+        if len(self._vectors) > self.size:
+            self._vectors.popitem(last=False)
+        return found
 
 
 class Ranker:
@@ -31,124 +64,125 @@ class Ranker:
         embedder: Embedder,
         weights: Weights,
         entities: EntityMemory | None = None,
+        cache: ScopeCache | None = None,
+        query_embedder: Embedder | None = None,
     ) -> None:
         self.inputs = inputs
         self.graph = graph
         self.embedder = embedder
         self.weights = weights
         self.entities = entities
+        self.cache = cache or ScopeCache(graph.search, None, embedder.dimension)
+        self.query_vectors = QueryVectors(query_embedder or embedder)
 
     async def rank(self, tenant: str, q: RecallQuery) -> tuple[Ranked, list[float]]:
         """(memory, ranking score, cosine similarity) best first, and the query vector."""
+        sources, query_vector = await self.sources(tenant, q)
+        w = self.weights
+        ranked: list[tuple[Turn, float, float]]
+        if q.retriever is Retriever.VECTOR:
+            ranked = [(t, own, own) for t, _, own, _ in sources.vector]
+        elif q.retriever is Retriever.FULLTEXT:
+            ranked = [(t, bm25, own) for t, bm25, own, _ in sources.text]
+        else:
+            entity_hits = await self.entity_hits(tenant, q)
+            pool = fuse(
+                [(t, best) for t, _, _, best in sources.vector],
+                [(t, bm25, best) for t, bm25, _, best in sources.text],
+                entity_hits,
+                w,
+            )
+            if w.context > 0 and pool:
+                head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
+                near = await sources.near([c.item.id for c in head], w.context_window)
+                add_context(pool, near, w)
+            order = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
+            ranked = [(c.item, c.score, c.cosine) for c in order]
+        if q.types:
+            wanted = {t.value for t in q.types}
+            ranked = [r for r in ranked if r[0].type in wanted]
+        return await self.items(tenant, ranked[: q.limit]), query_vector
+
+    async def sources(self, tenant: str, q: RecallQuery) -> tuple[Sources, list[float]]:
+        """The candidates fusion combines, from the scope's view or from the graph."""
         self.inputs.query(q.query)
         self.inputs.limit(q.limit)
         self.inputs.scope(q.session_id, q.user_id)
-        scope: dict[str, Any] = {"session_id": q.session_id, "user_id": q.user_id}
         w = self.weights
+        tiers = [t.value for t in q.tiers]
         lucene = (
             lucene_query(q.query, scope_tokens(tenant, q.session_id, q.user_id))
             if q.retriever is not Retriever.VECTOR
             else None
         )
-        limit = q.limit if q.retriever is Retriever.FULLTEXT else w.candidates
+        held = self.cache.likely(tenant, q.session_id, q.user_id)
+        scoped = q.session_id is not None or q.user_id is not None
+        view_task = (
+            asyncio.ensure_future(self.cache.view(tenant, q.session_id, q.user_id))
+            if held
+            else None
+        )
         text_task = (
             asyncio.ensure_future(
-                self.graph.search.fulltext_search(tenant, lucene, limit, types=q.types, **scope)
+                self.graph.search.text_hits(
+                    tenant,
+                    lucene,
+                    q.limit if q.retriever is Retriever.FULLTEXT else w.candidates,
+                    session_id=q.session_id,
+                    user_id=q.user_id,
+                    types=q.types,
+                    tiers=tiers,
+                    vectors=not held,
+                )
             )
             if lucene
             else None
         )
         size_task = (
-            asyncio.ensure_future(self.graph.search.scope_size(tenant, q.session_id, q.user_id))
-            if q.retriever is not Retriever.FULLTEXT and (q.session_id or q.user_id)
+            asyncio.ensure_future(
+                self.graph.search.scope_size(tenant, q.session_id, q.user_id, tiers)
+            )
+            if not held and scoped and q.retriever is not Retriever.FULLTEXT
             else None
         )
         try:
-            (vector,) = await asyncio.to_thread(self.embedder.embed, [q.query])
-            query_vector: list[float] = vector.tolist()
+            query_vector = await self.query_vectors(q.query)
+            view = await view_task if view_task else None
+            text: MemoryRows | None = await text_task if text_task else None
             size = await size_task if size_task else None
-            if q.retriever is Retriever.VECTOR:
-                hits = await self.graph.search.vector_search(
-                    tenant, query_vector, q.limit, types=q.types, scope_size=size, **scope
-                )
-                return [(i, s, s) for i, s in hits], query_vector
-            text_only = await text_task if text_task else []
-            if q.retriever is Retriever.FULLTEXT:
-                ids = [i.id for i, _ in text_only]
-                scores = await self.graph.search.candidate_scores(tenant, ids, query_vector, ids)
-                return [
-                    (i, s, scores.get(i.id, (None, None))[0] or 0.0) for i, s in text_only
-                ], query_vector
-            vector_hits, entity_hits = await asyncio.gather(
-                self.graph.search.vector_search(
-                    tenant, query_vector, w.candidates, types=q.types, scope_size=size, **scope
-                ),
-                self.entity_hits(tenant, q),
-            )
         finally:
+            discard(view_task)
             discard(text_task)
             discard(size_task)
-        vector_hits, text_hits = await self.candidate_cosines(
-            tenant, query_vector, vector_hits, text_only
-        )
-        pool = fuse(vector_hits, text_hits, entity_hits, w)
-        if w.context > 0 and pool:
-            head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
-            near = await self.neighbours(
-                tenant, [c.item.id for c in head], query_vector, w.context_window
-            )
-            add_context(pool, near, w)
-        ranked = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
-        if q.types:
-            ranked = [c for c in ranked if c.item.type in q.types]
-        return [(c.item, c.score, c.cosine) for c in ranked[: q.limit]], query_vector
-
-    async def candidate_cosines(
-        self,
-        tenant: str,
-        query_vector: list[float],
-        vector_hits: list[tuple[MemoryItem, float]],
-        text_only: list[tuple[MemoryItem, float]],
-    ) -> tuple[list[tuple[MemoryItem, float]], list[tuple[MemoryItem, float, float]]]:
-        """Vector and BM25 hits with the cosine fusion uses. Text-only hits need theirs
-        fetched, and every candidate brings its sentence vectors: a memory of several
-        sentences is as close to the query as its best sentence."""
-        found = {i.id for i, _ in vector_hits}
-        scores = await self.graph.search.candidate_scores(
+        scope = Scope(
             tenant,
-            list(dict.fromkeys([*found, *(i.id for i, _ in text_only)])),
-            query_vector,
-            [i.id for i, _ in text_only if i.id not in found],
+            q.session_id,
+            q.user_id,
+            tiers,
+            q.types,
+            np.asarray(query_vector, dtype=np.float32),
         )
-        cosine = {i.id: c for i, c in vector_hits} | {
-            item_id: c for item_id, (c, _) in scores.items() if c is not None
-        }
-        best = self.best(query_vector, {k: v for k, (_, v) in scores.items()}, cosine)
-        return (
-            [(i, best[i.id]) for i, _ in vector_hits],
-            [(i, s, best.get(i.id, 0.0)) for i, s in text_only],
-        )
+        k = q.limit if q.retriever is Retriever.VECTOR else w.candidates
+        if q.retriever is Retriever.FULLTEXT:
+            k = 0
+        if view is not None:
+            if len(view) > 4000:  # numpy over a large scope: off the event loop
+                sources = await asyncio.to_thread(from_view, view, scope, text, k)
+            else:
+                sources = from_view(view, scope, text, k)
+        else:
+            sources = await from_graph(
+                self.graph.search, scope, text, k, self.embedder.dimension, size
+            )
+        return sources, query_vector
 
-    async def neighbours(
-        self, tenant: str, ids: list[str], query_vector: list[float], window: int
-    ) -> list[tuple[str, MemoryItem, float]]:
-        """The turns around each memory, with their (best-sentence) cosine."""
-        near = await self.graph.search.neighbours(tenant, ids, query_vector, window=window)
-        best = self.best(
-            query_vector, {i.id: v for _, i, _, v in near}, {i.id: c for _, i, c, _ in near}
-        )
-        return [(of, i, best[i.id]) for of, i, _, _ in near]
-
-    def best(
-        self,
-        query_vector: list[float],
-        packed: dict[str, bytes | None],
-        cosine: dict[str, float],
-    ) -> dict[str, float]:
-        """Each memory's cosine, or its best sentence's when that is closer."""
-        present = {k: v for k, v in packed.items() if v is not None}
-        sentences = best_cosines(query_vector, present, self.embedder.dimension)
-        return {k: max(c, sentences[k]) if k in sentences else c for k, c in cosine.items()}
+    async def items(self, tenant: str, ranked: list[tuple[Turn, float, float]]) -> Ranked:
+        """The ranked memories as items read now (what ranking holds may be older:
+        access counts, relevance); a memory deleted meanwhile drops out."""
+        if not ranked:
+            return []
+        found = {i.id: i for i in await self.graph.get(tenant, [t.id for t, _, _ in ranked])}
+        return [(found[t.id], s, c) for t, s, c in ranked if t.id in found]
 
     async def entity_hits(self, tenant: str, q: RecallQuery) -> dict[str, float]:
         """Share of the query's entities each in-scope memory mentions."""
@@ -159,6 +193,11 @@ class Ranker:
         if not keys:
             return {}
         matched = await self.graph.search.memories_mentioning(
-            tenant, keys, self.weights.candidates, session_id=q.session_id, user_id=q.user_id
+            tenant,
+            keys,
+            self.weights.candidates,
+            session_id=q.session_id,
+            user_id=q.user_id,
+            tiers=[t.value for t in q.tiers],
         )
         return {item_id: n / len(keys) for item_id, n in matched.items()}

@@ -12,6 +12,7 @@ from ..metrics import Metrics
 from ..models import MemoryItem, RecallResult, ScoredMemory, Tier, utcnow
 from ..settings import MemoryConfig
 from ..stores import GraphStore, HotTier
+from .changes import ScopeChanges
 from .enrichment import Enrichment
 from .inputs import RecallQuery
 from .promotion import Promotion
@@ -30,6 +31,7 @@ class Recall:
         promotion: Promotion,
         metrics: Metrics,
         events: EventBus | NullBus,
+        changes: ScopeChanges | None = None,
     ) -> None:
         self.ranker = ranker
         self.hot = hot
@@ -39,6 +41,7 @@ class Recall:
         self.promotion = promotion
         self.metrics = metrics
         self.events = events
+        self.changes = changes or ScopeChanges(None)
 
     async def search(self, tenant: str, q: RecallQuery) -> list[ScoredMemory]:
         """The recall ranking of every tier's memories, without side effects."""
@@ -66,6 +69,12 @@ class Recall:
                 tenant, list(scores.items()), now, config.warm_access_threshold
             )
         }
+        # Counting accesses warms a cold memory up now and then: a tier change the
+        # scope views must see (the counts themselves are read fresh by every search).
+        await self.changes.items(
+            tenant,
+            [u for item, _, _ in ranked if (u := updated.get(item.id)) and u.tier != item.tier],
+        )
         items = [updated.get(item.id, item) for item, _, _ in ranked]
         hot_hits = await self._hot_hits(tenant, q, query_vector, config)
         if hot_hits and q.session_id:

@@ -13,6 +13,7 @@ from ..models import utcnow
 from ..retention import PrunePolicy
 from ..retention import select as retention_select
 from ..stores import GraphStore, HotTier
+from .changes import ScopeChanges
 from .inputs import Inputs, bad_input
 from .sessions import Sessions
 
@@ -24,12 +25,14 @@ class Removal:
         graph: GraphStore,
         sessions: Sessions,
         events: EventBus | NullBus,
+        changes: ScopeChanges | None = None,
         entities: EntityMemory | None = None,
     ) -> None:
         self.hot = hot
         self.graph = graph
         self.sessions = sessions
         self.events = events
+        self.changes = changes or ScopeChanges(None)
         self.entities = entities
 
     async def forget(self, tenant: str, item_id: str) -> bool:
@@ -38,15 +41,16 @@ class Removal:
         session_id = await self.hot.session_of(tenant, item_id)
         removed_hot: list[str] = []
         if session_id is None:
-            mentioned = await self.graph.delete(tenant, item_id)
+            done = await self.graph.delete_many(tenant, [item_id])
         else:
             # Under the session lock, so a spill in flight cannot write the item back.
             async with self.sessions.lock(tenant, session_id):
                 removed_hot = await self.hot.remove(tenant, session_id, [item_id])
-                mentioned = await self.graph.delete(tenant, item_id)
-        if mentioned and self.entities is not None:
-            await self.entities.store.refresh(tenant, mentioned)  # drops orphaned entities
-        forgotten = bool(removed_hot) or mentioned is not None
+                done = await self.graph.delete_many(tenant, [item_id])
+        await self.changes.written(tenant, done["located"])
+        if done["keys"] and self.entities is not None:
+            await self.entities.store.refresh(tenant, done["keys"])  # drops orphaned entities
+        forgotten = bool(removed_hot) or bool(done["removed"])
         if forgotten:
             await self.events.publish(
                 tenant, EventKind.FORGOTTEN, sessionId=session_id, itemIds=[item_id]
@@ -65,6 +69,7 @@ class Removal:
                 ]
                 hot_removed += len(await self.hot.remove(tenant, session_id, ids))
         result = await self.graph.forget_user(tenant, user_id)
+        await self.changes.written(tenant, result["located"])
         entities = 0
         if self.entities is not None and result["keys"]:
             entities = await self.entities.store.refresh(tenant, result["keys"])
@@ -105,6 +110,7 @@ class Removal:
             return report
         for start in range(0, len(ids), 500):
             done = await self.graph.delete_many(tenant, ids[start : start + 500])
+            await self.changes.written(tenant, done["located"])
             report["removed"] += int(done["removed"])
             if self.entities is not None and done["keys"]:
                 await self.entities.store.refresh(tenant, done["keys"])

@@ -22,6 +22,7 @@ from ..metrics import Metrics
 from ..models import MemoryItem, SpillResult, Tier
 from ..settings import MemoryConfig
 from ..stores import GraphStore, HotTier
+from .changes import ScopeChanges
 from .enrichment import Enrichment, discard
 from .inputs import Inputs
 from .sessions import Sessions
@@ -65,6 +66,7 @@ class Spiller:
         enrichment: Enrichment,
         metrics: Metrics,
         events: EventBus | NullBus,
+        changes: ScopeChanges | None = None,
     ) -> None:
         self.hot = hot
         self.graph = graph
@@ -72,6 +74,7 @@ class Spiller:
         self.enrichment = enrichment
         self.metrics = metrics
         self.events = events
+        self.changes = changes or ScopeChanges(None)
         self.breaker = GraphBreaker()
         self._running: dict[tuple[str, str], asyncio.Task[SpillResult]] = {}
 
@@ -197,6 +200,7 @@ class Spiller:
                     (warm if warm_item else cold).append(item.id)
                 try:
                     await self.with_retry(partial(self.graph.upsert, tenant, rows), retries)
+                    await self.changes.items(tenant, batch)
                     entities = self.enrichment.entities
                     if entities is not None and prepared.unmentioned:
                         write = partial(

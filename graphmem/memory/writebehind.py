@@ -21,9 +21,10 @@ from typing import Any
 from ..enrich.embed import Embedder
 from ..enrich.sentences import embed_memories, pack
 from ..entities import EntityMemory
-from ..models import MemoryItem
+from ..models import MemoryItem, pack_vector
 from ..stores import GraphStore, HotTier
 from ..stores.models import Enriched, EnrichmentJob
+from .changes import ScopeChanges
 from .sessions import Sessions
 
 Admitted = list[tuple[EnrichmentJob, list[MemoryItem]]]
@@ -36,12 +37,14 @@ class WriteBehind:
         graph: GraphStore,
         sessions: Sessions,
         embedder: Embedder,
+        changes: ScopeChanges,
         entities: EntityMemory | None = None,
     ) -> None:
         self.hot = hot
         self.graph = graph
         self.sessions = sessions
         self.embedder = embedder
+        self.changes = changes
         self.entities = entities
 
     async def admit(self, job: EnrichmentJob) -> list[MemoryItem]:
@@ -50,6 +53,7 @@ class WriteBehind:
         async with self.sessions.lock(job.tenant, job.session_id):
             items = await self.hot.get(job.tenant, job.session_id, job.ids)
             await self.graph.upsert_hot(job.tenant, [i.graph_row(None) for i in items])
+        await self.changes.items(job.tenant, items)
         return items
 
     async def enrich(self, admitted: Admitted) -> int:
@@ -72,12 +76,14 @@ class WriteBehind:
                 {
                     "id": items[n].id,
                     "embedding": computed[n].vector,
+                    "vectorBytes": pack_vector(computed[n].vector),
                     "sentenceVectors": pack(computed[n].sentences),
                 }
                 for n in positions
             ]
             present = set(await self.graph.set_vectors(tenant, rows))
             kept = [n for n in positions if items[n].id in present]
+            await self.changes.items(tenant, [items[n] for n in kept])
             if self.entities is not None and kept:
                 await self.entities.write(
                     tenant, [items[n] for n in kept], [found[n] for n in kept]

@@ -5,9 +5,10 @@ with ``SessionIndex`` (its ``index``) for per-session settings and the indexes t
 maintenance walks. ``GraphStore`` is what it needs from long-term storage (Neo4j in
 ``neo4j/graph.py``), with ``GraphSearch`` (its ``search``) for recall's queries and
 ``GraphScans`` (its ``scans``) for scope-wide scans behind reports and maintenance.
-``EntityStore``, ``EpisodeStore``, ``ProfileStore`` and ``ConversationStore`` are what
-entity, episodic, persona/structured and short-term memory need; they return the typed
-models of ``stores/models.py``.
+``ScopeVersions`` versions each search scope (Redis, ``redis/versions.py``) so that
+replicas may keep what a scope holds in memory. ``EntityStore``, ``EpisodeStore``,
+``ProfileStore`` and ``ConversationStore`` are what entity, episodic, persona/structured
+and short-term memory need; they return the typed models of ``stores/models.py``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from .models import (
     EntityDetail,
     Episode,
     EpisodeSteps,
+    MemoryRows,
     MergeResult,
     Message,
     QueueStats,
     Reflection,
+    ScopeRead,
     ScoredEpisode,
     Step,
     StoredRecord,
@@ -108,8 +111,24 @@ class EnrichmentQueue(Protocol):
     async def stats(self) -> QueueStats: ...
 
 
+class ScopeVersions(Protocol):
+    """Versions of search scopes (``t`` the tenant, ``s:<session>``, ``u:<user>``),
+    shared by every replica. Whoever changes a memory in the graph bumps its scopes
+    after the write (``memory/changes.py`` does it for the service's write paths)."""
+
+    async def read(self, tenant: str, scope: str, held: tuple[str, str] | None) -> ScopeRead: ...
+    async def bump(
+        self,
+        tenant: str,
+        scopes: Mapping[str, Sequence[str] | None],
+        everything: bool = False,
+    ) -> None: ...
+
+
 @runtime_checkable
 class GraphSearch(Protocol):
+    """Recall's reads, each returning columns (``MemoryRows``)."""
+
     async def scope_size(
         self,
         tenant: str,
@@ -117,14 +136,7 @@ class GraphSearch(Protocol):
         user_id: str | None,
         tiers: Sequence[str] = ...,
     ) -> int: ...
-    async def candidate_scores(
-        self,
-        tenant: str,
-        ids: Sequence[str],
-        embedding: Sequence[float],
-        cosine_ids: Sequence[str] = (),
-    ) -> dict[str, tuple[float | None, bytes | None]]: ...
-    async def vector_search(
+    async def vector_hits(
         self,
         tenant: str,
         embedding: Sequence[float],
@@ -135,8 +147,8 @@ class GraphSearch(Protocol):
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = ...,
         scope_size: int | None = None,
-    ) -> list[tuple[MemoryItem, float]]: ...
-    async def fulltext_search(
+    ) -> MemoryRows: ...
+    async def text_hits(
         self,
         tenant: str,
         lucene: str,
@@ -146,15 +158,21 @@ class GraphSearch(Protocol):
         user_id: str | None = None,
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = ...,
-    ) -> list[tuple[MemoryItem, float]]: ...
-    async def neighbours(
+        vectors: bool = False,
+    ) -> MemoryRows: ...
+    async def neighbour_rows(
         self,
         tenant: str,
         ids: Sequence[str],
-        embedding: Sequence[float],
         window: int = 1,
+        *,
+        user_id: str | None = None,
         tiers: Sequence[str] = ...,
-    ) -> list[tuple[str, MemoryItem, float, bytes | None]]: ...
+    ) -> MemoryRows: ...
+    async def scope_rows(
+        self, tenant: str, session_id: str | None, user_id: str | None, cap: int
+    ) -> MemoryRows | None: ...
+    async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows: ...
     async def memories_mentioning(
         self,
         tenant: str,

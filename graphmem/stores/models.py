@@ -6,6 +6,8 @@ place that maps one to the other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -218,3 +220,44 @@ class QueueStats(StoreModel):
     parked: int
     #: age of the oldest job not yet acknowledged, in seconds (0 when there is none)
     oldest_seconds: float
+
+
+# --- scope versions ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScopeRead:
+    """A search scope's version as Redis holds it now, and what changed in the scope
+    since the version the reader held: the ids (empty when nothing did), or None when
+    that is not known (another epoch, or further back than the log reaches)."""
+
+    epoch: str
+    version: str
+    changed: frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class MemoryRows:
+    """Graph memories as search reads them, column by column (one Cypher row of lists):
+    where each lives in the conversation, its type and tier, and its vectors. ``vectors``
+    holds the float32 bytes of each memory's embedding (None: not embedded yet),
+    ``sentences`` the float16 bytes of its sentence vectors (None: one sentence).
+    ``scores`` is the retriever's score per memory when a retriever found them, and
+    ``anchors`` the memory each row neighbours when they are conversational context."""
+
+    ids: list[str]
+    sessions: list[str]
+    users: list[str | None]
+    seqs: list[int]
+    types: list[str]
+    tiers: list[str]
+    vectors: list[bytes | None]
+    sentences: list[bytes | None]
+    scores: list[float] = field(default_factory=list)
+    anchors: list[str] = field(default_factory=list)
+
+    def select(self, keep: Sequence[bool]) -> MemoryRows:
+        """The rows where ``keep`` is true."""
+        columns: dict[str, Any] = {
+            f.name: [v for v, k in zip(getattr(self, f.name), keep, strict=False) if k]
+            for f in fields(self)
+        }
+        return MemoryRows(**columns)

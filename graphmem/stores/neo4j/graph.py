@@ -13,7 +13,7 @@ from typing import Any
 from neo4j import AsyncDriver
 
 from ...cypher import CypherLibrary
-from ...models import MemoryItem
+from ...models import MemoryItem, pack_vector
 from .. import GraphScans, GraphSearch
 from .fulltext import TenantFulltext
 from .records import memory_item, parsed
@@ -21,6 +21,7 @@ from .scans import Neo4jGraphScans
 from .search import Neo4jGraphSearch
 from .session import Neo4jSession
 
+VECTOR_BYTES_MIGRATION = "memory-vector-bytes"
 INDEX_NAMES = ["memory_embedding"]  # the fulltext indexes are per tenant (fulltext.py)
 
 
@@ -46,7 +47,30 @@ class Neo4jGraphStore(Neo4jSession):
             applied.append(name)
         await self.run("admin/await_indexes", {"timeoutSeconds": 300}, write=True)
         await self.fulltext.migrate()
+        await self.backfill_vector_bytes()
         return applied
+
+    async def backfill_vector_bytes(self, batch: int = 2000) -> int:
+        """Once per database: give memories embedded before ``vectorBytes`` existed their
+        float32 bytes (search reads those; the list of floats is a hundred times slower
+        to decode). Search falls back on the list for any memory still without them."""
+        marker = {"name": VECTOR_BYTES_MIGRATION}
+        (row,) = await self.run("admin/migration_done", marker)
+        if row["done"]:
+            return 0
+        done = 0
+        for tenant in await self.tenants():
+            params = {"tenant": tenant, "batch": batch}
+            while rows := await self.run("memory/vector_bytes_missing", params):
+                updates = [
+                    {"id": r["id"], "vectorBytes": pack_vector(r["embedding"])} for r in rows
+                ]
+                await self.run(
+                    "memory/vector_bytes_set", {"tenant": tenant, "rows": updates}, write=True
+                )
+                done += len(updates)
+        await self.run("admin/migration_mark", marker, write=True)
+        return done
 
     async def backfill_scope_tokens(
         self, tokens: Callable[[str, str | None, str | None], str], batch: int = 5000
@@ -126,8 +150,8 @@ class Neo4jGraphStore(Neo4jSession):
         return parsed(records, lambda r: memory_item(tenant, r["memory"]))
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
-        records = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
-        return parsed(records, lambda r: memory_item(tenant, r["memory"]))
+        (record,) = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
+        return parsed(record["memories"], lambda m: memory_item(tenant, m))
 
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
         records = await self.run(
@@ -139,26 +163,40 @@ class Neo4jGraphStore(Neo4jSession):
         return [r["tenant"] for r in await self.run("admin/tenants", {})]
 
     async def delete_many(self, tenant: str, ids: Sequence[str]) -> dict[str, Any]:
+        """Delete memories: {removed, keys, located}, with the keys of the entities they
+        mentioned and (id, session, user) of each memory removed."""
         records = await self.run(
             "memory/delete_many", {"tenant": tenant, "ids": list(ids)}, write=True
         )
-        return dict(records[0]) if records else {"removed": 0, "keys": []}
+        if not records:
+            return {"removed": 0, "keys": [], "located": []}
+        row = records[0]
+        located = [(str(i), s, u) for i, s, u in row["located"]]
+        return {"removed": int(row["removed"]), "keys": list(row["keys"]), "located": located}
 
     async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
         """Delete a user's memories, empty sessions and node; returns {keys, removed,
-        sessions} with the keys of the entities those memories mentioned."""
+        sessions, located} with the keys of the entities those memories mentioned and
+        where each removed memory lived."""
         ids = [
             r["id"]
             for r in await self.run("user/memory_ids", {"tenant": tenant, "userId": user_id})
         ]
         keys: set[str] = set()
+        located: list[tuple[str, str | None, str | None]] = []
         removed = 0
         for start in range(0, len(ids), 500):
             done = await self.delete_many(tenant, ids[start : start + 500])
             removed += int(done["removed"])
             keys.update(done["keys"])
+            located += done["located"]
         (rest,) = await self.run("user/remove", {"tenant": tenant, "userId": user_id}, write=True)
-        return {"keys": sorted(keys), "removed": removed, "sessions": int(rest["sessions"])}
+        return {
+            "keys": sorted(keys),
+            "removed": removed,
+            "sessions": int(rest["sessions"]),
+            "located": located,
+        }
 
     async def delete(self, tenant: str, item_id: str) -> list[str] | None:
         """Delete a memory; None when there was none, else the keys of the entities it

@@ -1,26 +1,62 @@
 """Searching the graph store's memories: BM25 through the tenant's fulltext index,
-nearest neighbours (exact in a small scope, the shared vector index beyond), the scores
-recall fuses, the turns around a hit and the memories that mention an entity.
+nearest neighbours (exact in a small scope, the shared vector index beyond), the turns
+around a hit, the memories that mention an entity, and the rows a scope's in-memory copy
+is built from (``memory/scopecache.py``).
 
+Every read returns one Cypher row of lists (``MemoryRows``): the driver decodes one row of
+lists many times faster than a row per memory, and search needs columns, not items.
 Reached as ``Neo4jGraphStore.search``; runs on the store's driver.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import neo4j
 
 from ...errors import GraphmemError, Unavailable
-from ...models import MemoryItem, MemoryType, Tier
+from ...models import MemoryType, Tier, pack_vector
+from ..models import MemoryRows
 from .fulltext import TenantFulltext
-from .records import memory_item, parsed
 from .session import Neo4jSession
 
-# Search ranks every node: warm and cold ones, and the 'hot' copies of items still in
-# Redis (written behind, or promoted), so an item is findable whatever its tier.
+# The default when a caller names no tiers (memory/inputs.py SEARCH_TIERS is search's).
 GRAPH_TIERS = (Tier.HOT.value, Tier.WARM.value, Tier.COLD.value)
+
+
+def memory_rows(record: neo4j.Record) -> MemoryRows:
+    """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
+    ``neighbour_rows``, ``rows_by_ids``) as columns. Each memory's place comes as one
+    tab-separated ``meta`` text (id, session, user, seq, type, tier; ids hold no tabs):
+    the driver decodes values one by one, and six per memory cost more than the rest."""
+    keys = record.keys()
+    meta = [m.split("\t") for m in record["meta"]]
+    n = len(meta)
+    vectors: list[bytes | None] = [None] * n
+    if "vectors" in keys and len(record["vectors"]) == n:
+        # a memory embedded before vectorBytes existed has only the list of floats
+        listed = {i: e for i, e in record["embeddings"]} if "embeddings" in keys else {}
+        vectors = [
+            bytes(v) if v is not None else pack_vector(listed.get(m[0]))
+            for v, m in zip(record["vectors"], meta, strict=True)
+        ]
+    sentences: list[bytes | None] = [None] * n
+    if "sentences" in keys and len(record["sentences"]) == n:
+        sentences = [None if s is None else bytes(s) for s in record["sentences"]]
+    return MemoryRows(
+        ids=[m[0] for m in meta],
+        sessions=[m[1] for m in meta],
+        users=[m[2] or None for m in meta],
+        seqs=[int(m[3]) for m in meta],
+        types=[m[4] for m in meta],
+        tiers=[m[5] for m in meta],
+        vectors=vectors,
+        sentences=sentences,
+        scores=[float(s) for s in record["scores"]] if "scores" in keys else [],
+        anchors=list(record["anchors"]) if "anchors" in keys else [],
+    )
 
 
 class Neo4jGraphSearch:
@@ -32,7 +68,7 @@ class Neo4jGraphSearch:
     #: below this many memories in a scope, recall ranks them exactly instead of via ANN
     exact_scan_limit = 20_000
 
-    async def vector_search(
+    async def vector_hits(
         self,
         tenant: str,
         embedding: Sequence[float],
@@ -43,8 +79,8 @@ class Neo4jGraphSearch:
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         scope_size: int | None = None,
-    ) -> list[tuple[MemoryItem, float]]:
-        """Scoped nearest neighbours, scored by cosine similarity in [0, 1]. A session or
+    ) -> MemoryRows:
+        """Scoped nearest neighbours; ``scores`` are cosine similarities. A session or
         user scope is ranked exactly when it holds at most ``exact_scan_limit`` memories
         (``scope_size``, counted here unless the caller already has it)."""
         params: dict[str, Any] = {
@@ -61,21 +97,22 @@ class Neo4jGraphSearch:
                 scope_size = await self.scope_size(tenant, session_id, user_id, tiers)
             if scope_size <= self.exact_scan_limit:
                 exact = (
-                    "memory/vector_exact_session"
+                    "memory/vector_hits_session"
                     if session_id is not None
-                    else "memory/vector_exact_user"
+                    else "memory/vector_hits_user"
                 )
-                records = await self._session.run(exact, params)
-                return parsed(records, lambda r: self._scored(tenant, r))
+                (record,) = await self._session.run(exact, params)
+                return _cosines(memory_rows(record))
         # The index is shared across tenants: over-fetch, and widen until the scope
         # filter leaves enough hits or the whole index has been looked at. The first probe
         # is small (HNSW's cost grows with k); a tenant that owns a small share of the
         # index pays for one or two wider probes.
         k = max(limit * 2, 100)
         while True:
-            records = await self._session.run("memory/vector_search_index", {**params, "k": k})
-            if len(records) >= limit or k >= 100_000:
-                return parsed(records, lambda r: self._scored(tenant, r))
+            (record,) = await self._session.run("memory/vector_hits_index", {**params, "k": k})
+            rows = memory_rows(record)
+            if len(rows.ids) >= limit or k >= 100_000:
+                return _cosines(rows)
             k *= 10
 
     async def scope_size(
@@ -98,7 +135,7 @@ class Neo4jGraphSearch:
         (row,) = await self._session.run(name, params)
         return int(row["n"])
 
-    async def fulltext_search(
+    async def text_hits(
         self,
         tenant: str,
         lucene: str,
@@ -108,9 +145,11 @@ class Neo4jGraphSearch:
         user_id: str | None = None,
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
-    ) -> list[tuple[MemoryItem, float]]:
-        """(memory, BM25 score) through the fulltext index; ``lucene`` already pins the
-        scope's tokens, so little is filtered afterwards (hot-tier nodes, types)."""
+        vectors: bool = False,
+    ) -> MemoryRows:
+        """BM25 hits (``scores``) through the fulltext index, best first, with their
+        vectors when ``vectors``; ``lucene`` already pins the scope's tokens, so little
+        is filtered afterwards (tiers, types)."""
         params = {
             "tenant": tenant,
             "lucene": lucene,
@@ -120,10 +159,11 @@ class Neo4jGraphSearch:
             "types": [t.value for t in types] if types else None,
             "k": limit * 2,
             "limit": limit,
+            "vectors": vectors,
         }
         index, _ = await self._fulltext.ensure(tenant)
         try:
-            records = await self._session.run("memory/fulltext_search", params | {"index": index})
+            (record,) = await self._session.run("memory/text_hits", params | {"index": index})
         except Unavailable:
             raise
         except GraphmemError:
@@ -131,67 +171,50 @@ class Neo4jGraphSearch:
             # a restore): create it again, once, before giving up.
             self._fulltext.forget(tenant)
             index, _ = await self._fulltext.ensure(tenant)
-            records = await self._session.run("memory/fulltext_search", params | {"index": index})
-        return parsed(records, lambda r: (memory_item(tenant, r["memory"]), float(r["score"])))
+            (record,) = await self._session.run("memory/text_hits", params | {"index": index})
+        return memory_rows(record)
 
-    async def candidate_scores(
+    async def neighbour_rows(
         self,
         tenant: str,
         ids: Sequence[str],
-        embedding: Sequence[float],
-        cosine_ids: Sequence[str] = (),
-    ) -> dict[str, tuple[float | None, bytes | None]]:
-        """id → (cosine to the query for ``cosine_ids``, packed sentence vectors or None)."""
-        if not ids:
-            return {}
-        records = await self._session.run(
-            "memory/candidate_scores",
-            {
-                "tenant": tenant,
-                "ids": list(ids),
-                "cosineIds": list(cosine_ids),
-                "embedding": list(map(float, embedding)),
-            },
-        )
-        return {
-            r["id"]: (
-                None if r["cosine"] is None else float(r["cosine"]),
-                None if r["vectors"] is None else bytes(r["vectors"]),
-            )
-            for r in records
-        }
-
-    async def neighbours(
-        self,
-        tenant: str,
-        ids: Sequence[str],
-        embedding: Sequence[float],
         window: int = 1,
+        *,
+        user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
-    ) -> list[tuple[str, MemoryItem, float, bytes | None]]:
-        """(of, neighbour, cosine to the query, packed sentence vectors) for the turns
-        around each memory."""
-        if not ids:
-            return []
-        records = await self._session.run(
-            "memory/neighbours",
-            {
-                "tenant": tenant,
-                "ids": list(ids),
-                "embedding": list(map(float, embedding)),
-                "window": window,
-                "tiers": list(tiers),
-            },
+    ) -> MemoryRows:
+        """The ``window`` turns on each side of each memory in its session (of the user,
+        when the search is a user's), ``anchors`` naming the memory each is next to."""
+        params = {
+            "tenant": tenant,
+            "ids": list(ids),
+            "window": window,
+            "userId": user_id,
+            "tiers": list(tiers),
+        }
+        (record,) = await self._session.run("memory/neighbour_rows", params)
+        return memory_rows(record)
+
+    async def scope_rows(
+        self, tenant: str, session_id: str | None, user_id: str | None, cap: int
+    ) -> MemoryRows | None:
+        """Every memory (all tiers) of a session, else a user, else the tenant, or None
+        when the scope holds ``cap`` or more."""
+        if session_id is not None:
+            name, params = "memory/scope_rows_session", {"sessionId": session_id}
+        elif user_id is not None:
+            name, params = "memory/scope_rows_user", {"userId": user_id}
+        else:
+            name, params = "memory/scope_rows_tenant", {}
+        (record,) = await self._session.run(name, {"tenant": tenant, "cap": cap, **params})
+        return None if int(record["n"]) >= cap else memory_rows(record)
+
+    async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows:
+        """The memories of ``ids`` still in the graph, as ``scope_rows`` returns them."""
+        (record,) = await self._session.run(
+            "memory/rows_by_ids", {"tenant": tenant, "ids": list(ids)}
         )
-        return parsed(
-            records,
-            lambda r: (
-                r["of"],
-                memory_item(tenant, r["memory"]),
-                float(r["cosine"] or 0.0),
-                None if r["vectors"] is None else bytes(r["vectors"]),
-            ),
-        )
+        return memory_rows(record)
 
     async def memories_mentioning(
         self,
@@ -218,8 +241,8 @@ class Neo4jGraphSearch:
         )
         return {r["id"]: int(r["matched"]) for r in records}
 
-    @staticmethod
-    def _scored(tenant: str, record: neo4j.Record) -> tuple[MemoryItem, float]:
-        # Neo4j reports cosine as (1 + cos) / 2; relevance is the cosine itself.
-        cosine = 2.0 * float(record["score"]) - 1.0
-        return memory_item(tenant, record["memory"]), max(0.0, min(1.0, cosine))
+
+def _cosines(rows: MemoryRows) -> MemoryRows:
+    # Neo4j reports cosine as (1 + cos) / 2; relevance is the cosine itself.
+    scores = [max(0.0, min(1.0, 2.0 * s - 1.0)) for s in rows.scores]
+    return dataclasses.replace(rows, scores=scores)

@@ -1,0 +1,18 @@
+// Everything search keeps in memory about one user's memories (memory/scopecache.py):
+// each memory's id, place in its conversation, type, tier and vectors, as one row of
+// lists (the driver decodes one row of lists many times faster than a row per memory).
+// Vectors are float32 bytes (vectorBytes); the embedding list only where a memory
+// written before vectorBytes existed lacks them. Every tier: search masks by tier.
+// At most $cap memories: a larger scope is not cached, and n = $cap tells so.
+MATCH (m:Memory {tenant: $tenant, userId: $userId})
+WITH m LIMIT $cap
+WITH collect(m) AS ms
+WITH size(ms) AS n, CASE WHEN size(ms) < $cap THEN ms ELSE [] END AS ms
+RETURN n,
+       [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '')] AS meta,
+       [m IN ms | m.vectorBytes] AS vectors,
+       [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
+         AS embeddings,
+       [m IN ms | m.sentenceVectors] AS sentences

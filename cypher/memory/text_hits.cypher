@@ -1,0 +1,22 @@
+// BM25 through the tenant's own fulltext index ($index), as one row of lists. $lucene
+// holds the query terms and the scope's tokens, so ranking happens inside the scope;
+// the WHERE re-checks it and applies tier and type. With $vectors, each hit's vectors
+// come along (a search without the scope in memory computes their cosines itself).
+CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node AS m, score
+WHERE m.tenant = $tenant
+  AND ($sessionId IS NULL OR m.sessionId = $sessionId)
+  AND ($userId IS NULL OR m.userId = $userId)
+  AND m.tier IN $tiers
+  AND ($types IS NULL OR m.type IN $types)
+WITH m, score
+ORDER BY score DESC
+LIMIT $limit
+WITH collect(m) AS ms, collect(score) AS scores
+RETURN scores,
+       [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '')] AS meta,
+       CASE WHEN $vectors THEN [m IN ms | m.vectorBytes] ELSE [] END AS vectors,
+       [m IN ms WHERE $vectors AND m.vectorBytes IS NULL AND m.embedding IS NOT NULL |
+        [m.id, m.embedding]] AS embeddings,
+       CASE WHEN $vectors THEN [m IN ms | m.sentenceVectors] ELSE [] END AS sentences

@@ -1,0 +1,16 @@
+// Exact cosine ranking over one session (optionally one user's part of it), found
+// through the (tenant, sessionId, tier) index; one row of lists, as vector_hits_index.
+MATCH (m:Memory {tenant: $tenant, sessionId: $sessionId})
+WHERE m.tier IN $tiers
+  AND ($userId IS NULL OR m.userId = $userId)
+  AND ($types IS NULL OR m.type IN $types)
+  AND m.embedding IS NOT NULL
+WITH m, vector.similarity.cosine(m.embedding, $embedding) AS score
+ORDER BY score DESC
+LIMIT $limit
+WITH collect(m) AS ms, collect(score) AS scores
+RETURN scores,
+       [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '')] AS meta,
+       [m IN ms | m.sentenceVectors] AS sentences

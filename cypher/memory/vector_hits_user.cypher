@@ -1,0 +1,15 @@
+// Exact cosine ranking over one user's memories (a scope search has not in memory),
+// found through the (tenant, userId) index; one row of lists, as vector_hits_index.
+MATCH (m:Memory {tenant: $tenant, userId: $userId})
+WHERE m.tier IN $tiers
+  AND ($types IS NULL OR m.type IN $types)
+  AND m.embedding IS NOT NULL
+WITH m, vector.similarity.cosine(m.embedding, $embedding) AS score
+ORDER BY score DESC
+LIMIT $limit
+WITH collect(m) AS ms, collect(score) AS scores
+RETURN scores,
+       [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '')] AS meta,
+       [m IN ms | m.sentenceVectors] AS sentences

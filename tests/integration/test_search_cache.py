@@ -1,0 +1,212 @@
+"""Search keeps scopes' vectors in memory, and never serves what the graph no longer
+holds: every change made through one service (one replica) shows at once in a search
+through another, built independently, with a cache of its own on the same Redis and
+Neo4j."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+
+from graphmem.builder import MemoryBuilder
+from graphmem.memory import Memory, RecallQuery
+from graphmem.models import Tier, utcnow
+from graphmem.retrieval import Retriever
+from tests.conftest import Stack, run_cypher
+
+
+@pytest.fixture
+async def replica(stack: Stack) -> AsyncIterator[Memory]:
+    """A second service, as another API replica would be."""
+    svc = MemoryBuilder.from_settings(stack.settings()).build()
+    try:
+        yield svc
+    finally:
+        await svc.close()
+
+
+NOTES = [
+    "Alice adopted a greyhound called Biscuit",
+    "Alice plays the cello on Sundays",
+    "Alice is learning to bake sourdough bread",
+    "Alice went hiking in the Alps last summer",
+]
+
+
+async def stored(
+    service: Memory, tenant: str, session: str = "s1", user: str = "alice"
+) -> list[str]:
+    items = await service.ingest.add_many(
+        tenant, [{"session_id": session, "user_id": user, "content": c} for c in NOTES]
+    )
+    await service.spills.spill(tenant, session, count=len(items))
+    return [i.id for i in items]
+
+
+async def found(
+    service: Memory, tenant: str, query: str = "greyhound Biscuit", **scope: str
+) -> list[str]:
+    hits = await service.recall.search(
+        tenant,
+        RecallQuery(query=query, limit=10, **scope),  # type: ignore[arg-type]
+    )
+    return [h.item.id for h in hits]
+
+
+async def both_cached(a: Memory, b: Memory, tenant: str, **scope: str) -> list[str]:
+    """Search through both services, so that each holds the scope in memory."""
+    first = await found(a, tenant, **scope)
+    assert await found(b, tenant, **scope) == first
+    assert len(b.ranker.cache._held) >= 1
+    return first
+
+
+async def test_the_second_search_of_a_scope_is_served_from_memory_with_the_same_ranking(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    for retriever in Retriever:
+        query = RecallQuery(query="greyhound Biscuit", user_id="alice", retriever=retriever)
+        replica.ranker.cache.clear()
+        built = await replica.recall.search(tenant, query)
+        held = await replica.recall.search(tenant, query)
+        # and the same as a search that never holds anything in memory (cosines from
+        # Neo4j's arithmetic instead of numpy's: equal to float precision)
+        service.ranker.cache.versions = None
+        try:
+            from_graph = await service.recall.search(tenant, query)
+        finally:
+            service.ranker.cache.versions = replica.ranker.cache.versions
+        for hits in (held, from_graph):
+            assert [h.item for h in hits] == [h.item for h in built], retriever
+            for h, b in zip(hits, built, strict=True):
+                assert h.score == pytest.approx(b.score, abs=1e-5), retriever
+                assert h.similarity == pytest.approx(b.similarity, abs=1e-5), retriever
+    assert (await found(replica, tenant, user_id="alice"))[0] == ids[0]
+
+
+async def test_forget_through_one_replica_shows_at_once_in_another(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    for scope in ({"user_id": "alice"}, {"session_id": "s1"}, {}):
+        assert ids[0] in await both_cached(service, replica, tenant, **scope)
+    assert await service.removal.forget(tenant, ids[0])
+    for scope in ({"user_id": "alice"}, {"session_id": "s1"}, {}):
+        assert ids[0] not in await found(replica, tenant, **scope), scope
+
+
+async def test_forget_user_through_one_replica_shows_at_once_in_another(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    assert ids[0] in await both_cached(service, replica, tenant, user_id="alice")
+    assert ids[0] in await both_cached(service, replica, tenant)
+    await service.removal.forget_user(tenant, "alice")
+    assert await found(replica, tenant, user_id="alice") == []
+    assert await found(replica, tenant) == []
+
+
+async def test_prune_through_one_replica_shows_at_once_in_another(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    assert ids[0] in await both_cached(service, replica, tenant, user_id="alice")
+    report = await service.removal.prune(
+        tenant, {"user_id": "alice", "keep_newest": 0}, dry_run=False
+    )
+    assert report["removed"] == len(ids)
+    assert await found(replica, tenant, user_id="alice") == []
+
+
+async def test_a_spill_through_one_replica_shows_at_once_in_another(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    await stored(service, tenant)
+    await both_cached(service, replica, tenant, user_id="alice", query="marathon")
+    (new,) = await service.ingest.add_many(
+        tenant, [{"session_id": "s2", "user_id": "alice", "content": "Alice ran a marathon"}]
+    )
+    await service.spills.spill(tenant, "s2", count=1)
+    assert (await found(replica, tenant, "marathon", user_id="alice"))[0] == new.id
+    assert (await found(replica, tenant, "marathon"))[0] == new.id
+
+
+async def test_promotion_through_one_replica_shows_at_once_in_another(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    assert ids[0] in await both_cached(service, replica, tenant, user_id="alice")
+    promoted = await service.promotion.promote(tenant, ids[0])
+    assert promoted.tier is Tier.HOT
+    # a hot memory leaves graph search (its hot copy is matched by recall apart)
+    assert ids[0] not in await found(replica, tenant, user_id="alice")
+    # and a search of every tier still finds the node, now hot
+    every = RecallQuery(query="greyhound Biscuit", user_id="alice", tiers=list(Tier))
+    hits = await replica.recall.search(tenant, every)
+    assert hits[0].item.id == ids[0] and hits[0].item.tier is Tier.HOT
+
+
+async def test_demotion_through_one_replica_shows_at_once_in_another(
+    service: Memory, replica: Memory, tenant: str, stack: Stack
+) -> None:
+    ids = await stored(service, tenant)
+    await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $tenant}) SET m.tier = 'warm', m.lastAccessedAt = $old",
+        tenant=tenant,
+        old=utcnow() - timedelta(days=365),
+    )
+    await service.changes.everything(tenant)  # the hand-made change above, announced
+    warm_only = RecallQuery(query="greyhound Biscuit", user_id="alice", tiers=[Tier.WARM])
+    assert (await replica.recall.search(tenant, warm_only))[0].item.id == ids[0]
+    report = await service.maintenance.run_once()
+    assert ids[0] in report.demoted[tenant]
+    assert await replica.recall.search(tenant, warm_only) == []
+
+
+async def test_a_search_reads_fresh_access_counts_and_never_a_deleted_memory(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    query = RecallQuery(query="greyhound Biscuit", user_id="alice", limit=1, auto_promote=False)
+    before = (await replica.recall.search(tenant, query))[0].item
+    await service.recall.recall(tenant, query)
+    after = (await replica.recall.search(tenant, query))[0].item
+    assert after.id == before.id == ids[0]
+    assert after.access_count == before.access_count + 1
+
+
+async def test_memories_without_an_embedding_are_found_by_bm25_and_break_nothing(
+    service: Memory, replica: Memory, tenant: str, stack: Stack
+) -> None:
+    # as the write-behind path leaves a memory until its enrichment lands
+    ids = await stored(service, tenant)
+    await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $tenant, id: $id}) "
+        "REMOVE m.embedding, m.vectorBytes, m.sentenceVectors",
+        tenant=tenant,
+        id=ids[0],
+    )
+    await service.changes.written(tenant, [(ids[0], "s1", "alice")])
+    for retriever in Retriever:
+        query = RecallQuery(query="greyhound Biscuit", user_id="alice", retriever=retriever)
+        hits = [h.item.id for h in await replica.recall.search(tenant, query)]
+        if retriever is Retriever.VECTOR:
+            assert ids[0] not in hits
+        else:
+            assert hits[0] == ids[0], retriever
+
+
+async def test_a_view_past_its_age_is_read_again_without_missing_a_change(
+    service: Memory, replica: Memory, tenant: str
+) -> None:
+    ids = await stored(service, tenant)
+    replica.ranker.cache.max_age = 0.0  # every view is old: each search reads it anew
+    for _ in range(3):
+        assert (await found(replica, tenant, user_id="alice"))[0] == ids[0]
+    assert await service.removal.forget(tenant, ids[0])
+    assert ids[0] not in await found(replica, tenant, user_id="alice")

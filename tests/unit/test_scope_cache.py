@@ -1,0 +1,137 @@
+"""The pieces of search's in-memory scopes that need no services: the byte-bounded LRU,
+the view's arithmetic, and reading a scope's change log."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphmem.memory.scopecache import ByteLRU
+from graphmem.memory.scopeview import ScopeView
+from graphmem.stores.models import MemoryRows
+from graphmem.stores.redis.versions import _changed_since
+
+DIM = 4
+
+
+def test_the_lru_never_holds_more_bytes_than_its_bound() -> None:
+    lru: ByteLRU[str, int] = ByteLRU(100)
+    for n in range(20):
+        assert lru.put(f"k{n}", n, 30)
+        assert lru.bytes <= 100
+    assert len(lru) == 3 and lru.bytes == 90
+    assert [k for k in ("k17", "k18", "k19") if k in lru] == ["k17", "k18", "k19"]
+
+
+def test_the_lru_drops_the_least_recently_used_first() -> None:
+    lru: ByteLRU[str, str] = ByteLRU(100)
+    for key in "abc":
+        lru.put(key, key, 30)
+    assert lru.get("a") == "a"  # a is now the most recent
+    lru.put("d", "d", 30)
+    assert "b" not in lru and {"a", "c", "d"} <= {k for k in "abcd" if k in lru}
+
+
+def test_the_lru_refuses_a_value_larger_than_its_bound_and_replaces_in_place() -> None:
+    lru: ByteLRU[str, str] = ByteLRU(100)
+    lru.put("a", "a", 60)
+    assert not lru.put("huge", "x", 101)
+    assert "huge" not in lru and lru.bytes == 60
+    lru.put("a", "a2", 10)
+    assert lru.get("a") == "a2" and lru.bytes == 10
+    lru.pop("a")
+    assert lru.bytes == 0 and len(lru) == 0
+
+
+def unit(*v: float) -> bytes:
+    a = np.asarray(v, dtype=np.float32)
+    return (a / np.linalg.norm(a)).astype("<f4").tobytes()
+
+
+def rows(ids: list[str], vectors: list[bytes | None], **extra: list) -> MemoryRows:  # type: ignore[type-arg]
+    n = len(ids)
+    return MemoryRows(
+        ids=ids,
+        sessions=extra.get("sessions", ["s"] * n),
+        users=extra.get("users", ["u"] * n),
+        seqs=extra.get("seqs", list(range(n))),
+        types=extra.get("types", ["message"] * n),
+        tiers=extra.get("tiers", ["cold"] * n),
+        vectors=vectors,
+        sentences=extra.get("sentences", [None] * n),
+    )
+
+
+def test_a_view_ranks_by_own_cosine_and_scores_the_best_sentence() -> None:
+    sentences = np.asarray([[0, 1, 0, 0], [1, 0, 0, 0]], dtype="<f2").tobytes()
+    view = ScopeView.from_rows(
+        rows(
+            ["a", "b", "c", "d"],
+            [unit(1, 0, 0, 0), unit(1, 1, 0, 0), unit(0, 0, 1, 0), None],
+            sentences=[None, sentences, None, None],
+        ),
+        DIM,
+    )
+    query = np.asarray([1, 0, 0, 0], dtype=np.float32)
+    own, best = view.cosines(query)
+    assert np.isclose(best[1], 1.0) and own[1] < 1.0  # its second sentence matches exactly
+    order = [view.ids[i] for i in view.nearest(own, view.mask(["cold"]), 10)]
+    assert order == ["a", "b", "c"]  # d has no vector yet: never a vector hit
+
+
+def test_a_view_masks_tiers_types_and_users_and_walks_to_neighbouring_turns() -> None:
+    view = ScopeView.from_rows(
+        rows(
+            ["t1", "t2", "t3", "t4", "x"],
+            [unit(1, 0, 0, 0)] * 5,
+            seqs=[1, 2, 3, 4, 1],
+            sessions=["s", "s", "s", "s", "other"],
+            tiers=["cold", "hot", "warm", "cold", "cold"],
+            users=["u", "u", "u", "u", "v"],
+        ),
+        DIM,
+    )
+    graph_tiers = view.mask(["warm", "cold"])
+    assert [view.ids[i] for i in np.flatnonzero(graph_tiers)] == ["t1", "t3", "t4", "x"]
+    assert [view.ids[i] for i in np.flatnonzero(view.mask(["cold"], user_id="u"))] == ["t1", "t4"]
+    # t2 is hot: t3's turn before it, within the tiers searched, is t1
+    assert [view.ids[i] for i in view.neighbours(view.index["t3"], 1, graph_tiers)] == ["t1", "t4"]
+
+
+def test_a_patched_view_equals_one_read_whole() -> None:
+    sentences = np.asarray([[0, 1, 0, 0], [0, 0, 1, 0]], dtype="<f2").tobytes()
+    before = rows(
+        ["a", "b", "c"],
+        [unit(1, 0, 0, 0), unit(0, 1, 0, 0), unit(0, 0, 1, 0)],
+        sentences=[sentences, None, sentences],
+    )
+    view = ScopeView.from_rows(before, DIM)
+    # b deleted, c re-embedded, d added
+    changed = rows(
+        ["c", "d"],
+        [unit(0, 0, 0, 1), unit(1, 1, 1, 1)],
+        seqs=[2, 3],
+        sentences=[None, sentences],
+    )
+    patched = view.patched({"b", "c", "d"}, changed)
+    whole = ScopeView.from_rows(
+        rows(
+            ["a", "c", "d"],
+            [unit(1, 0, 0, 0), unit(0, 0, 0, 1), unit(1, 1, 1, 1)],
+            seqs=[0, 2, 3],
+            sentences=[sentences, None, sentences],
+        ),
+        DIM,
+    )
+    query = np.asarray([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
+    assert patched.ids == whole.ids
+    for a, b in zip(patched.cosines(query), whole.cosines(query), strict=True):
+        assert np.allclose(a, b)
+
+
+def test_the_change_log_is_read_only_when_it_reaches_back_unbroken() -> None:
+    log = ["1>2|a", "2>5|b,c", "5>9|d"]
+    assert _changed_since(log, "2", "9") == {"b", "c", "d"}
+    assert _changed_since(log, "5", "9") == {"d"}
+    assert _changed_since(log, "0", "9") is None  # older than the log remembers
+    assert _changed_since(["2>5|*", "5>9|d"], "2", "9") is None  # a change of everything
+    assert _changed_since(["2>5|b", ">9|d"], "2", "9") is None  # an expired key between

@@ -141,12 +141,15 @@ async def test_promotion_through_one_replica_shows_at_once_in_another(
     assert ids[0] in await both_cached(service, replica, tenant, user_id="alice")
     promoted = await service.promotion.promote(tenant, ids[0])
     assert promoted.tier is Tier.HOT
-    # a hot memory leaves graph search (its hot copy is matched by recall apart)
-    assert ids[0] not in await found(replica, tenant, user_id="alice")
-    # and a search of every tier still finds the node, now hot
-    every = RecallQuery(query="greyhound Biscuit", user_id="alice", tiers=list(Tier))
+    # the other replica's search still finds it (every tier is searched), now hot
+    every = RecallQuery(query="greyhound Biscuit", user_id="alice")
     hits = await replica.recall.search(tenant, every)
     assert hits[0].item.id == ids[0] and hits[0].item.tier is Tier.HOT
+    # and a search of the graph's own tiers leaves it out at once
+    graph_only = RecallQuery(
+        query="greyhound Biscuit", user_id="alice", tiers=[Tier.WARM, Tier.COLD]
+    )
+    assert ids[0] not in {h.item.id for h in await replica.recall.search(tenant, graph_only)}
 
 
 async def test_demotion_through_one_replica_shows_at_once_in_another(

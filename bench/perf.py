@@ -464,6 +464,27 @@ async def serve_and_load(
         server.wait(timeout=30)
 
 
+async def write_to_read_run(adds: int) -> list[dict[str, Any]]:
+    """``bench.mixed.write_to_read`` at 10 and 50 adds/s against ``graphmem serve`` as
+    shipped (write-behind on, one enrichment worker), in a Redis database of its own."""
+    from bench.mixed import KEY, write_to_read
+    from bench.soak import Server, corpus
+
+    texts, _ = corpus()
+    server = Server(
+        {KEY: f"perf-wtr-{uuid.uuid4().hex[:8]}"},
+        RESULTS / "perf-write-to-read.log",
+        redis_db=14,
+        env={"GRAPHMEM_RATE_LIMIT_PER_SECOND": "0", "GRAPHMEM_MAINTENANCE_ENABLED": "false"},
+    )
+    server.start()
+    try:
+        await write_to_read(server, texts, 5.0, 5)  # warm-up: the tenant's first write
+        return [await write_to_read(server, texts, rate, adds) for rate in (10.0, 50.0)]
+    finally:
+        server.stop()
+
+
 def plots(results: dict[str, Any], folder: Path) -> list[str]:
     import matplotlib
 
@@ -583,6 +604,8 @@ async def main() -> None:
         results["search"] = await search_latency(
             service, [1000] if quick else [100_000], questions, 1 if quick else 3
         )
+        step("write-to-read through a server and its enrichment worker")
+        results["write_to_read"] = await write_to_read_run(20 if quick else 200)
         if not args.search_only:
             step("addMemory CPU profile")
             results["add_cpu_ms"] = await add_cpu_profile(key, tenant, 50 if quick else 500)
@@ -608,6 +631,7 @@ async def main() -> None:
         "elapsed_s": results["elapsed_s"],
         "load_average": results["load_average"],
         "search": results["search"],
+        "write_to_read": results["write_to_read"],
     }
     search["plots"] = [search_plot(results["search"], RESULTS)]
     save_json("perf_search", search)
@@ -734,6 +758,11 @@ def search_report(r: dict[str, Any], before: dict[str, Any] | None = None) -> st
         for s in r["search"]
         if s["stages_p50_ms"]
     )
+    wtr = "\n".join(
+        f"| {w['rate_per_s']:.0f}/s | {w['adds']} | {w['p50_ms']} | {w['p99_ms']} "
+        f"| {w['within_1s']} | {w['missed_10s']} |"
+        for w in r.get("write_to_read", [])
+    )
     first = r["search"][0]
     load = " and ".join(str(x) for x in r.get("load_average", ["unknown"]))
     return f"""## Speed: search and recall latency
@@ -767,6 +796,14 @@ scope-version read, and on two cores they compete for CPU):
 | retriever / scope | stages |
 |---|---|
 {stages}
+
+Write-to-read (`bench.mixed.write_to_read` against `graphmem serve` with its enrichment
+worker): adds paced at a rate, each with a word of its own; the time from the add's
+acknowledgement until `search(userId)` returns it.
+
+| add rate | adds | p50 ms | p99 ms | within 1 s | not found in 10 s |
+|---|---|---|---|---|---|
+{wtr}
 """
 
 

@@ -86,7 +86,7 @@ class MiniLMInt8Embedder:
             providers=["CPUExecutionProvider"],
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
-        self._tok = _padded_tokenizer(self.max_tokens)
+        self._tok = _truncating_tokenizer(self.max_tokens)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return _embed_by_length(texts, self.batch_size, self.dimension, self._tok, self._hidden)
@@ -99,12 +99,23 @@ class MiniLMInt8Embedder:
         return np.asarray(hidden, dtype=np.float32)
 
 
-def _padded_tokenizer(max_tokens: int) -> Any:
-    """The model's WordPiece tokenizer, truncating at ``max_tokens`` and padding batches."""
+def _truncating_tokenizer(max_tokens: int) -> Any:
+    """The model's WordPiece tokenizer, truncating at ``max_tokens``. It does not pad:
+    ``_pad`` pads each batch to its own longest text once texts are sorted by tokens."""
     tok = new_tokenizer()
     tok.enable_truncation(max_tokens)
-    tok.enable_padding(pad_id=0, pad_token="[PAD]")
     return tok
+
+
+def _pad(encodings: Sequence[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Token ids padded with [PAD] (id 0) to the longest of ``encodings``, and the mask."""
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, encoding in enumerate(encodings):
+        ids[row, : len(encoding.ids)] = encoding.ids
+        mask[row, : len(encoding.ids)] = 1
+    return ids, mask
 
 
 def _embed_by_length(
@@ -118,13 +129,15 @@ def _embed_by_length(
     if not texts:
         return np.zeros((0, dimension), dtype=np.float32)
     out = np.empty((len(texts), dimension), dtype=np.float32)
-    # Sorting by length keeps padding (wasted compute) small inside each batch.
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    # Every text is tokenised first (one call) and batches are cut from texts sorted by
+    # their token count, so each batch pads to a length its texts nearly share. Sorted by
+    # characters, as before, 21% of the tokens the model ran on LoCoMo's sentences were
+    # padding; sorted by tokens, 1.5% (bench/embedders.py).
+    encodings = tok.encode_batch(list(texts))
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        encodings = tok.encode_batch([texts[i] for i in idx])
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        ids, mask = _pad([encodings[i] for i in idx])
         out[idx] = _mean_pool_normalise(hidden(ids, mask), mask)
     return out
 
@@ -298,7 +311,7 @@ class MiniLMFp32Embedder:
                     ln2_b=w[f"{p}output.LayerNorm.bias"],
                 )
             )
-        self._tok = _padded_tokenizer(self.max_tokens)
+        self._tok = _truncating_tokenizer(self.max_tokens)
 
     @staticmethod
     def model_dir() -> Path:

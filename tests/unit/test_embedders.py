@@ -17,6 +17,7 @@ from graphmem.enrich.embed import (
     MiniLMFp32Embedder,
     MiniLMInt8Embedder,
     _erf,
+    _pad,
     gelu,
     make_embedder,
     read_safetensors,
@@ -210,9 +211,7 @@ def test_numpy_encoder_reproduces_onnxruntime_on_the_same_weights(
     twin._position = deq["inner.embeddings.position_embeddings.weight"]
     twin._layers = layers
 
-    encodings = twin._tok.encode_batch(SENTENCES)
-    ids = np.array([e.ids for e in encodings], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    ids, mask = _pad(twin._tok.encode_batch(SENTENCES))
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     (reference,) = session.run(
         ["last_hidden_state"],

@@ -57,6 +57,7 @@ class MiniLMInt8Embedder:
         *,
         batch_size: int | None = None,
         optimization: Literal["disable", "basic", "extended", "all"] = "basic",
+        spinning: bool = False,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -71,6 +72,16 @@ class MiniLMInt8Embedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # onnxruntime's intra-op threads spin (busy-wait) between operators by default.
+        # The embedder never has the cores to itself: the worker runs spaCy beside it, and
+        # the API, Redis and Neo4j share the machine. There a spinning thread burns the
+        # core the others need and a descheduled one stalls every operator; without
+        # spinning, enrichment (embedding beside NER) ran about 1.7 times as fast on the
+        # shared 2-core machine (bench/embedders.py). Alone on idle cores spinning is a
+        # little faster, hence the option.
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if spinning else "0"
+        )
         # "basic" (constant folding, redundant nodes removed), not onnxruntime's default
         # "all": the fusions and layout passes above it made this graph slower, by about
         # 7-13% on LoCoMo turns at one and two threads (bench/embedders.py, BENCHMARKS.md).

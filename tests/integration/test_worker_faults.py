@@ -15,7 +15,15 @@ import redis.asyncio as aioredis
 
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
-from tests.conftest import ROOT, Stack, empty_redis_db, new_tenant, run_cypher, stack_env
+from tests.conftest import (
+    ROOT,
+    Stack,
+    embed_calls,
+    empty_redis_db,
+    new_tenant,
+    run_cypher,
+    stack_env,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -118,13 +126,8 @@ async def assert_each_once_with_vectors_and_mentions(
     assert all(r["vector"] for r in rows)
     assert all(r["mentions"] >= 2 for r in rows)
     # Then the spill moves them all out of Redis without computing anything again.
-    calls: list[int] = []
-    embed = service.embedder.embed
-    service.embedder.embed = lambda texts: calls.append(len(texts)) or embed(texts)  # type: ignore[method-assign]
-    try:
+    with embed_calls(service) as calls:
         result = await service.spills.spill(tenant, "bulk", count=ITEMS)
-    finally:
-        service.embedder.embed = embed  # type: ignore[method-assign]
     assert result.spilled_count == ITEMS and calls == []
     assert await service.hot_tier.items(tenant, "bulk") == []
     (after,) = await run_cypher(

@@ -39,6 +39,11 @@ def _job(entry: Any, fields: dict[str, str], delivered: int = 1) -> EnrichmentJo
     )
 
 
+def _fields(tenant: str, session_id: str, ids: Sequence[str]) -> dict[Any, Any]:
+    """An entry's fields, as ``_job`` reads them back."""
+    return {"t": tenant, "s": session_id, "ids": json.dumps(list(ids))}
+
+
 class RedisEnrichmentQueue:
     def __init__(self, redis: Redis, stream: str = STREAM) -> None:
         self._redis = redis
@@ -62,7 +67,7 @@ class RedisEnrichmentQueue:
         self._group_ready = True
 
     async def add(self, tenant: str, session_id: str, ids: Sequence[str]) -> None:
-        fields: dict[Any, Any] = {"t": tenant, "s": session_id, "ids": json.dumps(list(ids))}
+        fields = _fields(tenant, session_id, ids)
         await call(lambda: cast(Awaitable[Any], self._redis.xadd(self.stream, fields)))
 
     async def _grouped(self, op: Callable[[], Awaitable[Any]]) -> Any:
@@ -128,38 +133,29 @@ class RedisEnrichmentQueue:
         return jobs
 
     async def ack(self, jobs: Sequence[EnrichmentJob]) -> None:
-        if not jobs:
-            return
-        entries = [j.entry for j in jobs]
+        if jobs:
+            await call(lambda: self._settle([j.entry for j in jobs]))
 
-        async def op() -> None:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.xack(self.stream, GROUP, *entries)
-                pipe.xdel(self.stream, *entries)
-                await pipe.execute()
-
-        await call(op)
+    async def _settle(
+        self, entries: Sequence[str], moved_to: tuple[str, dict[Any, Any]] | None = None
+    ) -> None:
+        """Acknowledge and delete ``entries``, in the same transaction as adding their
+        replacement (``moved_to``: a stream and its fields) when there is one, so a job is
+        never both done and re-queued, nor lost between the two."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            if moved_to is not None:
+                pipe.xadd(*moved_to)
+            pipe.xack(self.stream, GROUP, *entries)
+            pipe.xdel(self.stream, *entries)
+            await pipe.execute()
 
     async def retry(self, job: EnrichmentJob) -> None:
         """Put a failed job back at the end of the stream with its attempt count."""
-        fields: dict[Any, Any] = {
-            "t": job.tenant,
-            "s": job.session_id,
-            "ids": json.dumps(job.ids),
-            "a": str(job.attempt),
-        }
-
-        async def op() -> None:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.xadd(self.stream, fields)
-                pipe.xack(self.stream, GROUP, job.entry)
-                pipe.xdel(self.stream, job.entry)
-                await pipe.execute()
-
-        await call(op)
+        fields = _fields(job.tenant, job.session_id, job.ids) | {"a": str(job.attempt)}
+        await call(lambda: self._settle([job.entry], (self.stream, fields)))
 
     async def park(self, job: EnrichmentJob, error: str) -> None:
-        fields = {"t": job.tenant, "s": job.session_id, "ids": json.dumps(job.ids)}
+        fields = _fields(job.tenant, job.session_id, job.ids)
         await call(lambda: self._park(job, fields, error))
 
     async def _park(self, job: EnrichmentJob, original: dict[str, str], error: str) -> None:
@@ -169,11 +165,7 @@ class RedisEnrichmentQueue:
             "error": error[:2000],
             "at": str(time.time()),
         }
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.xadd(self.parked_stream, fields)
-            pipe.xack(self.stream, GROUP, job.entry)
-            pipe.xdel(self.stream, job.entry)
-            await pipe.execute()
+        await self._settle([job.entry], (self.parked_stream, fields))
 
     async def parked(self, count: int = 100) -> list[dict[str, str]]:
         """The parked jobs, newest first, with their error."""

@@ -26,10 +26,9 @@ from redis.asyncio import Redis
 from ..models import ScopeRead
 from .keys import call
 
-# Read a scope's epoch and version, creating them from the clock when absent (so that a
-# version, once handed out, is never handed out again); with the version the caller
-# holds, also the log, when the version moved and the epoch did not.
-_READ = """
+# Both scripts take KEYS[1] as the clock: the next number, started from the server's time
+# (microseconds) when absent.
+_CLOCK = """
 local function clock()
   if redis.call('EXISTS', KEYS[1]) == 0 then
     local t = redis.call('TIME')
@@ -38,6 +37,14 @@ local function clock()
   -- '%d', not tostring: tostring rounds a number this large to 14 digits
   return string.format('%d', redis.call('INCR', KEYS[1]))
 end
+"""
+
+# Read a scope's epoch and version, creating them from the clock when absent (so that a
+# version, once handed out, is never handed out again); with the version the caller
+# holds, also the log, when the version moved and the epoch did not.
+_READ = (
+    _CLOCK
+    + """
 local function current(key)
   local v = redis.call('GET', key)
   if not v then
@@ -57,18 +64,13 @@ for _, entry in ipairs(redis.call('LRANGE', KEYS[4], 0, -1)) do
 end
 return out
 """
+)
 
 # Bump scopes: KEYS = clock, epoch, then a version key and a log key per scope; ARGV =
 # ttl, log length, whether the epoch moves, then each scope's changed ids ('*': all).
-_BUMP = """
-local function clock()
-  if redis.call('EXISTS', KEYS[1]) == 0 then
-    local t = redis.call('TIME')
-    redis.call('SET', KEYS[1], string.format('%d', t[1] * 1000000 + t[2]))
-  end
-  -- '%d', not tostring: tostring rounds a number this large to 14 digits
-  return string.format('%d', redis.call('INCR', KEYS[1]))
-end
+_BUMP = (
+    _CLOCK
+    + """
 if ARGV[3] == '1' then
   redis.call('SET', KEYS[2], clock(), 'EX', ARGV[1])
 end
@@ -82,6 +84,7 @@ for i = 3, #KEYS, 2 do
 end
 return 1
 """
+)
 
 
 class RedisScopeVersions:

@@ -67,6 +67,8 @@ class BodyLimit:
             response = error_response(
                 408, f"request body not received within {self.timeout:g} s", ErrorCode.BAD_INPUT
             )
+            # The unread rest of the body would be parsed as the next request; hang up.
+            response.headers["connection"] = "close"
             await response(scope, receive, send)
             return
         body = b"".join(chunks)
@@ -79,6 +81,7 @@ class BodyLimit:
             ErrorCode.BAD_INPUT,
             maxBytes=self.max_bytes,
         )
+        response.headers["connection"] = "close"
         await response(scope, receive, send)
 
 

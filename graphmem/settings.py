@@ -93,7 +93,11 @@ class MemoryConfig(BaseModel):
     )
     #: warm items not accessed for this long are demoted to cold by maintenance
     demote_after_idle_seconds: float = Field(30 * 24 * 3600, gt=0, alias="demoteAfterIdleSeconds")
-    #: how long an add waits for the spill it triggered before returning anyway
+    #: an add that starts a spill returns at once while the session's hot tier holds at
+    #: most this multiple of its budget; past it (spills lag behind the adds), the add
+    #: waits for the spill ...
+    spill_wait_above: float = Field(2.0, ge=1.0, le=1000.0, alias="spillWaitAbove")
+    #: ... at most this long, then returns anyway
     spill_wait_seconds: float = Field(5.0, ge=0, alias="spillWaitSeconds")
     #: an automatic spill brings the hot tier down to this share of its budget, not just
     #: under it: one spill then serves many adds, instead of every add past the budget

@@ -126,6 +126,12 @@ class Api:
 
     client: httpx.AsyncClient
     keys: dict[str, str]  # tenant → key
+    app: Starlette
+
+    async def settle(self) -> None:
+        """Wait for the automatic spills the adds so far started (an add returns without
+        waiting for its spill)."""
+        await self.app.state.service.spills.settle()
 
     async def gql(
         self,
@@ -198,7 +204,7 @@ async def api(stack: Stack) -> AsyncIterator[Api]:
     async with running(create_app(settings)) as app:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
-            yield Api(client, keys)
+            yield Api(client, keys, app)
 
 
 def free_port() -> int:

@@ -2,6 +2,8 @@
 // is set from the item, so a retried or repeated spill converges to one node per item.
 // $label puts the node in its tenant's fulltext index (tenant/fulltext_index).
 // vectorBytes copies the embedding as float32 bytes: what search reads into memory.
+// A row without vectors (left to the enrichment worker, memory/enrichment.py) keeps the
+// node's: the worker may have set them already (memory/set_vectors), or will.
 MERGE (t:Tenant {id: $tenant})
 WITH t
 UNWIND $items AS it
@@ -21,11 +23,16 @@ SET m:$($label),
     m.metadata = it.metadata,
     m.seq = it.seq,
     m.scopeToken = it.scopeToken,
-    m.sentenceVectors = it.sentenceVectors,
-    m.vectorBytes = it.vectorBytes,
+    m.sentenceVectors = CASE WHEN it.vectorBytes IS NULL THEN m.sentenceVectors
+                             ELSE it.sentenceVectors END,
+    m.vectorBytes = coalesce(it.vectorBytes, m.vectorBytes),
     m.spilledAt = datetime()
 WITH m, it
-CALL db.create.setNodeVectorProperty(m, 'embedding', it.embedding)
+CALL (m, it) {
+  WITH m, it
+  WHERE it.embedding IS NOT NULL
+  CALL db.create.setNodeVectorProperty(m, 'embedding', it.embedding)
+}
 MERGE (s:Session {tenant: $tenant, id: it.sessionId})
 MERGE (s)-[:HAS_MEMORY]->(m)
 WITH m, s, it

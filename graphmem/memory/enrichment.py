@@ -1,10 +1,18 @@
 """Enrichment of hot items on their way into the graph: embeddings (cached in Redis when
-recall computed them first) and entity extraction, started together per batch."""
+recall computed them first) and entity extraction, started together per batch.
+
+With write-behind, an enrichment worker computes both for every added item and caches
+them beside it. A spill then writes what the worker has cached, and while a worker is
+alive it leaves the rest to it: those items go into the graph without vectors for a
+moment (BM25 finds them), and the job still on the queue sets their vectors and entities
+there (``writebehind.py``). So the API process embeds nothing while workers run; it
+computes inline only when no worker is alive (none started, or all down).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +30,17 @@ GraphVectors = tuple[Vectors, dict[str, bytes | None]]
 
 class Enrichment:
     def __init__(
-        self, hot: HotTier, embedder: Embedder, entities: EntityMemory | None = None
+        self,
+        hot: HotTier,
+        embedder: Embedder,
+        entities: EntityMemory | None = None,
+        workers_alive: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
         self.hot = hot
         self.embedder = embedder
         self.entities = entities
+        #: whether an enrichment worker will take what a spill leaves (None: never)
+        self.workers_alive = workers_alive
 
     async def vectors(self, tenant: str, session_id: str, items: Sequence[MemoryItem]) -> Vectors:
         """Embeddings for items: cached ones from Redis, the rest computed in a batch."""
@@ -69,6 +83,13 @@ class Enrichment:
         (onnxruntime, spaCy), so they run side by side on the machine's cores; what a
         worker already did for an item is taken from its cache instead."""
         done = await self.hot.enrichment(tenant, session_id, [i.id for i in batch])
+        if self.workers_alive is not None and await self.workers_alive():
+            return Prepared(
+                {k: e.vector for k, e in done.items()},
+                {k: e.sentences for k, e in done.items()},
+                [],
+                [],
+            )
         embedding = self.for_graph(tenant, session_id, batch, done)
         unmentioned = (
             [i for i in batch if not (i.id in done and done[i.id].entities)]
@@ -91,6 +112,7 @@ class Enrichment:
 
 @dataclass
 class Prepared:
+    #: the items' vectors; an item without one is left to the enrichment worker
     vectors: Vectors
     sentences: dict[str, bytes | None]
     #: the items whose entity mentions the spill still writes, and what NER found in them

@@ -118,8 +118,10 @@ class Memory:
         self.admission = Admission(
             admission, admission_limits or AdmissionLimits(), self.metrics, self._exact_usage
         )
-        self.enrichment = Enrichment(hot, embedder, entities)
         self.queue = queue
+        self.enrichment = Enrichment(
+            hot, embedder, entities, self._workers_alive if queue is not None else None
+        )
         self.write_behind = WriteBehind(hot, graph, self.sessions, embedder, self.changes, entities)
         #: runs the queue's write-behind jobs; ``graphmem worker`` runs it as a process
         self.worker = EnrichmentWorker(queue, self.write_behind) if queue is not None else None
@@ -167,7 +169,7 @@ class Memory:
             self.changes,
         )
         self.removal = Removal(hot, graph, self.sessions, self.events, self.changes, entities)
-        self.reports = Reporting(self.inputs, hot, graph, self.sessions)
+        self.reports = Reporting(self.inputs, hot, graph, self.sessions, self.spills)
         self.listing = Listing(self.inputs, hot, graph)
         demotion = demotion or IdleWarmDemotion(timedelta(seconds=config.demote_after_idle_seconds))
         self.maintenance = Maintenance(
@@ -177,6 +179,10 @@ class Memory:
     async def _exact_usage(self, tenant: str) -> tuple[int, int]:
         rows = await self.reports.stats(tenant)
         return sum(r["items"] for r in rows), sum(r["bytes"] for r in rows)
+
+    async def _workers_alive(self) -> bool:
+        assert self.queue is not None
+        return await self.queue.workers(EnrichmentWorker.silent_after_seconds) > 0
 
     async def observe_queue(self) -> None:
         """Copy the enrichment queue's backlog, lag and parked count into the metrics (the

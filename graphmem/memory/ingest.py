@@ -110,7 +110,7 @@ class Ingest:
                 await self._write_through(tenant, session_id, batch)
             if config.auto_spill_enabled and total > config.hot_token_limit:
                 await self.hot.index.mark_over_budget(tenant, session_id)
-                await self.spiller.in_background(tenant, session_id, config)
+                await self.spiller.in_background(tenant, session_id, config, total)
         return items
 
     async def _write_through(

@@ -11,15 +11,18 @@ from ..models import HotStatus, MemoryItem, MemoryStatus, Suggestion, Tier
 from ..stores import GraphStore, HotTier
 from .inputs import Inputs
 from .sessions import Sessions
-from .spill import spill_order
+from .spill import Spiller, spill_order
 
 
 class Reporting:
-    def __init__(self, inputs: Inputs, hot: HotTier, graph: GraphStore, sessions: Sessions) -> None:
+    def __init__(
+        self, inputs: Inputs, hot: HotTier, graph: GraphStore, sessions: Sessions, spills: Spiller
+    ) -> None:
         self.inputs = inputs
         self.hot = hot
         self.graph = graph
         self.sessions = sessions
+        self.spills = spills
 
     async def hot_items(self, tenant: str, session_id: str) -> list[MemoryItem]:
         """A session's hot tier, newest first."""
@@ -85,7 +88,10 @@ class Reporting:
         return sorted(found, key=lambda i: (i.created_at, i.seq), reverse=True)[:limit]
 
     async def status(self, tenant: str, session_id: str) -> MemoryStatus:
+        """The session's tiers, after the automatic spill its last add started (an add
+        returns before its spill ends; the status waits for it, up to spillWaitSeconds)."""
         Inputs.scope(session_id, None)
+        await self.spills.settled(tenant, session_id, self.sessions.defaults.spill_wait_seconds)
         hot_items, graph_counts, overrides = await asyncio.gather(
             self.hot.items(tenant, session_id),
             self.graph.scans.count_by_tier(tenant, session_id),

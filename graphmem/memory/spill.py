@@ -54,9 +54,25 @@ def spill_order(items: list[MemoryItem]) -> list[MemoryItem]:
     return sorted(items, key=lambda i: (i.relevance_score, i.created_at, i.id))
 
 
+def combined(results: Sequence[SpillResult]) -> SpillResult:
+    """Several spills of one session reported as one."""
+    warm = [i for r in results for i in r.warm_ids]
+    cold = [i for r in results for i in r.cold_ids]
+    return SpillResult(
+        spilled_count=len(warm) + len(cold),
+        spilled_ids=[i for r in results for i in r.spilled_ids],
+        target_tier=Tier.WARM if len(warm) > len(cold) else Tier.COLD,
+        warm_ids=warm,
+        cold_ids=cold,
+    )
+
+
 class Spiller:
     retries = 4
     backoff_seconds = 0.25
+    #: spills of one session in a row, at most, while adds keep taking it over budget
+    #: (then the next add starts another)
+    max_rounds = 20
 
     def __init__(
         self,
@@ -77,6 +93,8 @@ class Spiller:
         self.changes = changes or ScopeChanges(None)
         self.breaker = GraphBreaker()
         self._running: dict[tuple[str, str], asyncio.Task[SpillResult]] = {}
+        #: sessions whose running spill must run once more when it ends
+        self._again: dict[tuple[str, str], MemoryConfig] = {}
 
     async def spill(
         self,
@@ -111,31 +129,64 @@ class Spiller:
                 chosen = ordered[: count or config.spill_count]
             return await self.flush(tenant, session_id, chosen, config, tier=tier)
 
-    async def in_background(self, tenant: str, session_id: str, config: MemoryConfig) -> None:
-        """Spill back to budget off the add's critical path, but wait a little for it so
-        that a healthy graph keeps the hot tier within budget when the add returns."""
+    async def in_background(
+        self, tenant: str, session_id: str, config: MemoryConfig, total: int
+    ) -> None:
+        """Spill back to budget off the add's critical path. The add waits for it only when
+        the hot tier (``total`` tokens) has grown past ``spillWaitAbove`` times its budget:
+        that is back-pressure on a writer faster than its spills, while every other add
+        returns at once (docs/concepts.md#spill)."""
         if self.breaker.open:
             return  # the graph failed moments ago; the items wait in Redis
         key = (tenant, session_id)
         task = self._running.get(key)
-        if task is None or task.done():
-            task = asyncio.create_task(self.to_budget(tenant, session_id, config))
-            self._running[key] = task
-            task.add_done_callback(lambda t: self._done(key, t))
+        if task is None:
+            task = self._start(key, config)
+        else:
+            # It may have read the hot tier before this add: it runs once more after.
+            self._again[key] = config
+        if total <= config.hot_token_limit * config.spill_wait_above:
+            return
         with contextlib.suppress(TimeoutError, Unavailable):
             await asyncio.wait_for(asyncio.shield(task), config.spill_wait_seconds)
 
+    def _start(self, key: tuple[str, str], config: MemoryConfig) -> asyncio.Task[SpillResult]:
+        task = asyncio.create_task(self.to_budget(*key, config))
+        self._running[key] = task
+        task.add_done_callback(lambda t: self._done(key, t))
+        return task
+
+    async def settled(self, tenant: str, session_id: str, seconds: float) -> None:
+        """Wait, up to ``seconds``, for the automatic spills of the session in flight:
+        this process's own, or another replica's or worker's (by taking its lock once), so
+        a read after an add sees the spill that add started. Whatever their outcome."""
+        key = (tenant, session_id)
+        deadline = time.monotonic() + seconds
+        if key not in self._running:
+            with contextlib.suppress(TimeoutError, Unavailable):
+                async with asyncio.timeout(seconds), self.sessions.lock(tenant, session_id):
+                    return
+        while (task := self._running.get(key)) is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            await asyncio.wait({asyncio.shield(task)}, timeout=left)
+
     def _done(self, key: tuple[str, str], task: asyncio.Task[SpillResult]) -> None:
+        again = None
         if self._running.get(key) is task:
             del self._running[key]
+            again = self._again.pop(key, None)
         if task.cancelled():
             return
         exc = task.exception()
         if isinstance(exc, Unavailable):
-            self.breaker.trip()
+            self.breaker.trip()  # the items wait in Redis; maintenance retries later
             log.warning("auto-spill of %s/%s postponed: %s", *key, exc.message)
         elif exc is not None:
             log.error("auto-spill of %s/%s failed", *key, exc_info=exc)
+        elif again is not None:
+            self._start(key, again)
 
     async def to_budget(
         self,
@@ -145,21 +196,29 @@ class Spiller:
         keep: Sequence[str] = (),
         retries: int = 1,
     ) -> SpillResult:
-        """Spill down to the low-water mark, so that one spill serves many adds."""
+        """Spill down to the low-water mark, so that one spill serves many adds. Adds do
+        not wait for it (nor take the lock), so those that came in meanwhile may take the
+        session over budget again: another round spills them."""
+        done: list[SpillResult] = []
         async with self.sessions.lock(tenant, session_id):
-            items = await self.hot.items(tenant, session_id)
-            total = sum(i.token_count for i in items)
-            chosen: list[MemoryItem] = []
-            if total <= config.hot_token_limit:
-                return await self.flush(tenant, session_id, chosen, config, retries=retries)
-            target = config.hot_token_limit * config.spill_low_water
-            # Items just promoted are spilled last: spilling them would undo the promotion.
-            for item in sorted(spill_order(items), key=lambda i: i.id in keep):
-                if total <= target:
+            for _ in range(self.max_rounds):
+                items = await self.hot.items(tenant, session_id)
+                total = sum(i.token_count for i in items)
+                if total <= config.hot_token_limit and done:
                     break
-                chosen.append(item)
-                total -= item.token_count
-            return await self.flush(tenant, session_id, chosen, config, retries=retries)
+                chosen: list[MemoryItem] = []
+                if total > config.hot_token_limit:
+                    target = config.hot_token_limit * config.spill_low_water
+                    # Items just promoted go last: spilling them would undo the promotion.
+                    for item in sorted(spill_order(items), key=lambda i: i.id in keep):
+                        if total <= target:
+                            break
+                        chosen.append(item)
+                        total -= item.token_count
+                done.append(await self.flush(tenant, session_id, chosen, config, retries=retries))
+                if not chosen:
+                    break
+        return combined(done)
 
     async def flush(
         self,
@@ -194,7 +253,7 @@ class Spiller:
                         warm_item = tier is Tier.WARM
                     target = Tier.WARM if warm_item else Tier.COLD
                     row = item.model_copy(update={"tier": target}).graph_row(
-                        prepared.vectors[item.id], prepared.sentences.get(item.id)
+                        prepared.vectors.get(item.id), prepared.sentences.get(item.id)
                     )
                     rows.append(row)
                     (warm if warm_item else cold).append(item.id)
@@ -256,6 +315,7 @@ class Spiller:
             await asyncio.gather(*self._running.values(), return_exceptions=True)
 
     async def close(self) -> None:
+        self._again.clear()
         for task in list(self._running.values()):
             task.cancel()
         await asyncio.gather(*self._running.values(), return_exceptions=True)

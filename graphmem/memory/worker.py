@@ -49,6 +49,11 @@ class EnrichmentWorker:
     #: worker holds well within ``reclaim_idle_seconds`` of enrichment, or another
     #: worker would take it over while it waits.
     max_held = 2000
+    #: how often a worker tells the queue it is alive ...
+    heartbeat_seconds = 2.0
+    #: ... and how long after its last heartbeat it counts as gone. While a worker is
+    #: alive, spills leave the embedding of items it has not reached to it.
+    silent_after_seconds = 10.0
 
     def __init__(
         self, queue: EnrichmentQueue, writer: WriteBehind, name: str | None = None
@@ -108,9 +113,12 @@ class EnrichmentWorker:
             await task
 
     async def _admit_loop(self, stop: asyncio.Event, out: asyncio.Queue[Admitted | None]) -> None:
-        last_reclaim = 0.0
+        last_reclaim = last_beat = 0.0
         try:
             while not stop.is_set():
+                if time.monotonic() - last_beat > self.heartbeat_seconds:
+                    last_beat = time.monotonic()
+                    await self._patiently(stop, lambda: self.queue.beat(self.name))
                 jobs: list[EnrichmentJob] = []
                 if time.monotonic() - last_reclaim > self.reclaim_idle_seconds / 3:
                     last_reclaim = time.monotonic()
@@ -152,6 +160,8 @@ class EnrichmentWorker:
                         await asyncio.wait_for(self._room.wait(), 0.5)
         finally:
             await out.put(None)
+            with contextlib.suppress(Exception):  # it counts as gone after a while anyway
+                await asyncio.wait_for(self.queue.beat(self.name, alive=False), 2)
 
     async def _enrich(self, batch: Admitted, stop: asyncio.Event) -> None:
         try:

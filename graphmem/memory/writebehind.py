@@ -49,12 +49,16 @@ class WriteBehind:
 
     async def admit(self, job: EnrichmentJob) -> list[MemoryItem]:
         """Step 1. Under the lock, so that a forget or a spill of the same items is either
-        before (the item is gone from Redis and skipped) or after (and sees the node)."""
+        before (the item is gone from Redis) or after (and sees the node). An item a
+        spill took first is enriched where it went, if the spill left that to this job
+        (``enrichment.py``); one that was forgotten is gone from both and skipped."""
         async with self.sessions.lock(job.tenant, job.session_id):
             items = await self.hot.get(job.tenant, job.session_id, job.ids)
             await self.graph.upsert_hot(job.tenant, [i.graph_row(None) for i in items])
+            gone = set(job.ids) - {i.id for i in items}
+            spilled = await self.graph.unenriched(job.tenant, list(gone)) if gone else []
         await self.changes.items(job.tenant, items)
-        return items
+        return items + spilled
 
     async def enrich(self, admitted: Admitted) -> int:
         """Step 2, for many jobs at once: one embedding call and one NER call for all.

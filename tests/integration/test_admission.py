@@ -23,7 +23,7 @@ async def limited_api(stack: Stack, **limits: Any) -> AsyncIterator[Api]:
     async with running(create_app(settings)) as app:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
-            yield Api(client, keys)
+            yield Api(client, keys, app)
 
 
 def codes(bodies: list[dict]) -> list[str | None]:

@@ -198,7 +198,7 @@ async def test_auto_spill_keeps_hot_within_budget(api: Api, stack: Stack) -> Non
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://graphmem"
         ) as client:
-            small = Api(client, {tenant: key})
+            small = Api(client, {tenant: key}, app)
             for i in range(20):
                 await add(small, "s-auto", f"Message {i} with some content")
             status = (await small.data(STATUS, {"s": "s-auto"}))["memoryStatus"]

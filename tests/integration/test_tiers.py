@@ -79,6 +79,7 @@ async def test_session_overrides_apply_to_that_session_only(api: Api) -> None:
         await api.data(
             ADD, {"input": {"sessionId": "other", "content": f"note {i} about the plan"}}
         )
+    await api.settle()
     small = (await api.data(STATUS, {"s": "small"}))["memoryStatus"]
     other = (await api.data(STATUS, {"s": "other"}))["memoryStatus"]
     assert (

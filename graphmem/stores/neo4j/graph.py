@@ -153,6 +153,11 @@ class Neo4jGraphStore(Neo4jSession):
         (record,) = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})
         return parsed(record["memories"], lambda m: memory_item(tenant, m))
 
+    async def unenriched(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
+        """Those of ``ids`` in the graph without vectors (a spill left them to a worker)."""
+        (record,) = await self.run("memory/unenriched", {"tenant": tenant, "ids": list(ids)})
+        return parsed(record["memories"], lambda m: memory_item(tenant, m))
+
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
         records = await self.run(
             "memory/mark_hot", {"tenant": tenant, "ids": list(ids), "now": now}, write=True

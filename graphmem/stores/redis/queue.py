@@ -3,6 +3,7 @@ that any number of ``graphmem worker`` processes on any machines share the work.
 
 - ``gm:enrich``          stream: one entry per added batch (tenant, session, item ids)
 - ``gm:enrich:parked``   stream: jobs that failed ``max_attempts`` times, with the error
+- ``gm:enrich:workers``  sorted set: each running worker, scored by its last heartbeat (ms)
 
 A job is acknowledged and deleted once its items are in the graph with their vectors, so
 the stream holds exactly the work not yet done (its length is the backlog). A worker that
@@ -49,6 +50,7 @@ class RedisEnrichmentQueue:
         self._redis = redis
         self.stream = stream
         self.parked_stream = f"{stream}:parked"
+        self.workers_key = f"{stream}:workers"
         self._group_ready = False
 
     async def ensure(self) -> None:
@@ -69,6 +71,31 @@ class RedisEnrichmentQueue:
     async def add(self, tenant: str, session_id: str, ids: Sequence[str]) -> None:
         fields = _fields(tenant, session_id, ids)
         await call(lambda: cast(Awaitable[Any], self._redis.xadd(self.stream, fields)))
+
+    async def beat(self, consumer: str, alive: bool = True) -> None:
+        """A worker's heartbeat (``alive=False`` when it stops). Workers long silent are
+        dropped from the set on the way."""
+        now = int(time.time() * 1000)
+
+        async def op() -> None:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                if alive:
+                    pipe.zadd(self.workers_key, {consumer: now})
+                else:
+                    pipe.zrem(self.workers_key, consumer)
+                pipe.zremrangebyscore(self.workers_key, "-inf", now - 3_600_000)
+                await pipe.execute()
+
+        await call(op)
+
+    async def workers(self, within_seconds: float) -> int:
+        """How many workers sent a heartbeat in the last ``within_seconds``."""
+        since = int((time.time() - within_seconds) * 1000)
+        return int(
+            await call(
+                lambda: cast(Awaitable[Any], self._redis.zcount(self.workers_key, since, "+inf"))
+            )
+        )
 
     async def _grouped(self, op: Callable[[], Awaitable[Any]]) -> Any:
         """Run a group command, creating the group again if Redis lost it (a flush, a

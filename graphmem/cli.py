@@ -249,8 +249,19 @@ def _import(args: argparse.Namespace) -> int:
     from .transfer.importer import import_file
 
     with _client(args) as gm:
-        report = import_file(gm, Path(args.file), batch=args.batch, progress=not args.quiet)
+        report = import_file(
+            gm,
+            Path(args.file),
+            batch=args.batch,
+            progress=not args.quiet,
+            wait_seconds=args.wait,
+        )
     print(f"added {report.added}, already there {report.skipped}, spilled {report.spilled}")
+    if report.waiting:
+        print(
+            f"{report.waiting} memories still wait for their vectors and entities "
+            "(searchable by their words meanwhile; the `enrichment` query follows them)"
+        )
     return 0
 
 
@@ -316,6 +327,14 @@ def main(argv: list[str] | None = None) -> int:
     importing.add_argument("file")
     importing.add_argument("--batch", type=int, default=200, help="memories per addMemories")
     importing.add_argument("--quiet", action="store_true", help="no progress bar")
+    importing.add_argument(
+        "--wait",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="then follow enrichment until the memories are searchable by meaning too, "
+        "at most this long (0: return at once; default 600)",
+    )
     _api_options(importing)
     exporting = sub.add_parser("export", help="a user's memories and entities as JSONL")
     exporting.add_argument("--user", required=True)

@@ -181,6 +181,20 @@ class MemoryStatus(BaseModel):
     suggestions: list[Suggestion]
 
 
+class EnrichmentStatus(BaseModel):
+    """A tenant's write-behind progress (docs/recall.md#visibility)."""
+
+    #: whether adds are written behind by enrichment workers at all
+    enabled: bool
+    #: the tenant's memories on the enrichment queue: findable by their words, not yet
+    #: by their meaning (no vector yet) nor linked to their entities
+    waiting: int = 0
+    #: the tenant's memories in jobs that failed too often and were set aside
+    parked: int = 0
+    #: enrichment workers alive (a heartbeat in the last 10 s), over all tenants
+    workers: int = 0
+
+
 class SpillResult(BaseModel):
     spilled_count: int
     spilled_ids: list[str]

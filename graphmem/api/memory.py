@@ -17,6 +17,7 @@ from ..retrieval import Retriever
 from .context import service_of, str_or_none
 from .types import (
     AddMemoryInput,
+    EnrichmentStatus,
     ForgetUserResult,
     MemoryItem,
     MemoryPage,
@@ -137,6 +138,14 @@ class MemoryQuery:
     async def memory_status(self, info: Info[Any, Any], session_id: strawberry.ID) -> MemoryStatus:
         service, tenant = service_of(info)
         return MemoryStatus.of(await service.reports.status(tenant, str(session_id)))
+
+    @strawberry.field(
+        description="How far the enrichment workers are with this tenant's memories: a bulk "
+        "add is fully searchable by meaning once `waiting` is 0."
+    )
+    async def enrichment(self, info: Info[Any, Any]) -> EnrichmentStatus:
+        service, tenant = service_of(info)
+        return EnrichmentStatus.of(await service.reports.enrichment(tenant))
 
     @strawberry.field(description="Rank warm and cold memories for a query; no side effects.")
     async def search(

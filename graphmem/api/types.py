@@ -80,6 +80,28 @@ class HotTierStatus:
     )
 
 
+@strawberry.type(description="This tenant's write-behind progress.")
+class EnrichmentStatus:
+    enabled: bool = strawberry.field(
+        description="Whether adds are written behind by enrichment workers at all"
+    )
+    waiting: int = strawberry.field(
+        description="This tenant's memories waiting for their vectors and entities (search "
+        "finds them by their words meanwhile)"
+    )
+    parked: int = strawberry.field(
+        description="This tenant's memories in jobs set aside after failing too often "
+        "(found by their words only; an operator sees why with `graphmem worker --parked`)"
+    )
+    workers: int = strawberry.field(
+        description="Enrichment workers alive, over all tenants (0: nothing is processed)"
+    )
+
+    @classmethod
+    def of(cls, s: models.EnrichmentStatus) -> EnrichmentStatus:
+        return cls(enabled=s.enabled, waiting=s.waiting, parked=s.parked, workers=s.workers)
+
+
 @strawberry.type
 class TierStatus:
     items: int

@@ -22,6 +22,7 @@ from .errors import (
     Unavailable,
 )
 from .models import (
+    Enrichment,
     Event,
     MemoryItem,
     MemoryPage,
@@ -41,6 +42,7 @@ from .transport import Retry
 __all__ = [
     "AsyncGraphmem",
     "BadInput",
+    "Enrichment",
     "Event",
     "Forbidden",
     "Graphmem",

@@ -13,6 +13,7 @@ import httpx
 from . import operations as ops
 from .errors import Unauthenticated, Unavailable, from_graphql
 from .models import (
+    Enrichment,
     Event,
     MemoryItem,
     MemoryPage,
@@ -164,6 +165,10 @@ class AsyncGraphmem:
 
     async def status(self, session_id: str) -> Status:
         return await self._run(ops.status(session_id))
+
+    async def enrichment(self) -> Enrichment:
+        """How many of the tenant's memories still wait for their vectors and entities."""
+        return await self._run(ops.enrichment())
 
     async def forget(self, item_id: str) -> bool:
         return await self._run(ops.forget(item_id))

@@ -139,6 +139,22 @@ class Status:
 
 
 @dataclass(frozen=True)
+class Enrichment:
+    """The tenant's write-behind progress (the ``enrichment`` query)."""
+
+    enabled: bool
+    waiting: int
+    parked: int
+    workers: int
+
+    FIELDS = "enabled waiting parked workers"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> Enrichment:
+        return cls(d["enabled"], d["waiting"], d["parked"], d["workers"])
+
+
+@dataclass(frozen=True)
 class UserEntity:
     id: str
     name: str

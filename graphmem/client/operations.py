@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from .models import (
+    Enrichment,
     MemoryItem,
     MemoryPage,
     RecallResult,
@@ -126,6 +127,14 @@ def status(session_id: str) -> Op[Status]:
         f"query($s: ID!) {{ memoryStatus(sessionId: $s) {{ {Status.FIELDS} }} }}",
         {"s": session_id},
         lambda d: Status.of(d["memoryStatus"]),
+    )
+
+
+def enrichment() -> Op[Enrichment]:
+    return Op(
+        f"{{ enrichment {{ {Enrichment.FIELDS} }} }}",
+        {},
+        lambda d: Enrichment.of(d["enrichment"]),
     )
 
 

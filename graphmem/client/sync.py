@@ -12,6 +12,7 @@ import httpx
 from . import operations as ops
 from .errors import Unavailable
 from .models import (
+    Enrichment,
     MemoryItem,
     MemoryPage,
     RecallResult,
@@ -162,6 +163,10 @@ class Graphmem:
 
     def status(self, session_id: str) -> Status:
         return self._run(ops.status(session_id))
+
+    def enrichment(self) -> Enrichment:
+        """How many of the tenant's memories still wait for their vectors and entities."""
+        return self._run(ops.enrichment())
 
     def forget(self, item_id: str) -> bool:
         return self._run(ops.forget(item_id))

@@ -169,7 +169,7 @@ class Memory:
             self.changes,
         )
         self.removal = Removal(hot, graph, self.sessions, self.events, self.changes, entities)
-        self.reports = Reporting(self.inputs, hot, graph, self.sessions, self.spills)
+        self.reports = Reporting(self.inputs, hot, graph, self.sessions, self.spills, queue)
         self.listing = Listing(self.inputs, hot, graph)
         demotion = demotion or IdleWarmDemotion(timedelta(seconds=config.demote_after_idle_seconds))
         self.maintenance = Maintenance(

@@ -7,22 +7,40 @@ import asyncio
 from typing import Any
 
 from ..errors import BadInput
-from ..models import HotStatus, MemoryItem, MemoryStatus, Suggestion, Tier
-from ..stores import GraphStore, HotTier
+from ..models import EnrichmentStatus, HotStatus, MemoryItem, MemoryStatus, Suggestion, Tier
+from ..stores import EnrichmentQueue, GraphStore, HotTier
 from .inputs import Inputs
 from .sessions import Sessions
 from .spill import Spiller, spill_order
+from .worker import EnrichmentWorker
 
 
 class Reporting:
     def __init__(
-        self, inputs: Inputs, hot: HotTier, graph: GraphStore, sessions: Sessions, spills: Spiller
+        self,
+        inputs: Inputs,
+        hot: HotTier,
+        graph: GraphStore,
+        sessions: Sessions,
+        spills: Spiller,
+        queue: EnrichmentQueue | None = None,
     ) -> None:
         self.inputs = inputs
         self.hot = hot
         self.graph = graph
         self.sessions = sessions
         self.spills = spills
+        self.queue = queue
+
+    async def enrichment(self, tenant: str) -> EnrichmentStatus:
+        """How far the enrichment workers are with this tenant's memories."""
+        if self.queue is None:
+            return EnrichmentStatus(enabled=False)
+        (waiting, parked), workers = await asyncio.gather(
+            self.queue.tenant_backlog(tenant),
+            self.queue.workers(EnrichmentWorker.silent_after_seconds),
+        )
+        return EnrichmentStatus(enabled=True, waiting=waiting, parked=parked, workers=workers)
 
     async def hot_items(self, tenant: str, session_id: str) -> list[MemoryItem]:
         """A session's hot tier, newest first."""

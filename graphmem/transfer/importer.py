@@ -9,6 +9,7 @@ interrupted run left undone.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +19,17 @@ from tqdm import tqdm
 from ..client import Graphmem, MemoryItem
 from .sources import IMPORT_ID, Record, records
 
+#: how long the import follows a backlog that no worker is there to take
+NO_WORKER_SECONDS = 10.0
+
 
 @dataclass
 class ImportReport:
     added: int = 0
     skipped: int = 0
     spilled: int = 0
+    #: the tenant's memories still waiting for their vectors when the import returned
+    waiting: int = 0
 
 
 def _chunks(items: Sequence[Record], size: int) -> Iterable[Sequence[Record]]:
@@ -51,11 +57,18 @@ def landed(gm: Graphmem, batch: Sequence[Record]) -> dict[str, MemoryItem]:
 
 
 def import_file(
-    gm: Graphmem, path: Path, *, batch: int = 200, progress: bool = True
+    gm: Graphmem,
+    path: Path,
+    *,
+    batch: int = 200,
+    progress: bool = True,
+    wait_seconds: float = 0.0,
 ) -> ImportReport:
+    """Add the file's records; then, for up to ``wait_seconds``, follow the enrichment
+    workers until every memory of the tenant is searchable by meaning too."""
     todo = list(records(path))
     report = ImportReport()
-    with tqdm(total=len(todo), unit="memory", disable=not progress) as bar:
+    with tqdm(total=len(todo), unit="memory", desc="added", disable=not progress) as bar:
         for chunk in _chunks(todo, batch):
             found = landed(gm, chunk)
             new = [r for r in chunk if r.import_id not in found]
@@ -66,7 +79,34 @@ def import_file(
             report.skipped += len(chunk) - len(new)
             report.spilled += _restore_tiers(gm, chunk, found)
             bar.update(len(chunk))
+    if wait_seconds > 0:
+        report.waiting = enriched(gm, wait_seconds, progress)
     return report
+
+
+def enriched(gm: Graphmem, seconds: float, progress: bool = True) -> int:
+    """Follow the tenant's enrichment backlog down to 0, for at most ``seconds``; what
+    is still waiting then (0 when done, or when write-behind is off)."""
+    status = gm.enrichment()
+    if not status.enabled:
+        return 0
+    deadline = time.monotonic() + seconds
+    first = status.waiting
+    with tqdm(total=first, unit="memory", desc="enriched", disable=not progress) as bar:
+        idle_since = None
+        while status.waiting > 0 and time.monotonic() < deadline:
+            if status.workers == 0:
+                idle_since = idle_since or time.monotonic()
+                if time.monotonic() - idle_since > NO_WORKER_SECONDS:
+                    break  # nobody enriches; the memories stay findable by their words
+                bar.set_postfix_str("no enrichment worker is running")
+            else:
+                idle_since = None
+            time.sleep(0.5)
+            status = gm.enrichment()
+            bar.n = max(0, first - status.waiting)
+            bar.refresh()
+    return status.waiting
 
 
 def _restore_tiers(gm: Graphmem, chunk: Sequence[Record], found: dict[str, MemoryItem]) -> int:

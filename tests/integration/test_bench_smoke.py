@@ -92,3 +92,15 @@ def test_fuzz_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     assert not result["operations_missed"]
     assert result["server_alive_after"]
     assert sum(result["per_status"].values()) == result["requests"]
+
+
+def test_ingest_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.ingest", tmp_path / "i.json", stack, "--workers", "1")
+    assert result["limits"]["embed_items_per_s"] > 0
+    (run,) = result["results"]
+    assert run["errors"] == 0
+    # every turn in the graph, with its vector, spilled out of the hot tier
+    assert run["graph"]["memories"] == run["graph"]["with_vectors"] == run["turns"]
+    assert run["graph"]["spilled"] == run["turns"]
+    assert run["graph"]["mentions"] > 0
+    assert run["cpu_seconds"]["enrichment workers"] > 0

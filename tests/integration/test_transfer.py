@@ -79,7 +79,7 @@ def comparable(path: Path) -> list[dict[str, Any]]:
 def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None:
     conversations = json.loads(LOCOMO.read_text())
     users = [c["sample_id"] for c in conversations]
-    assert "added" in ok(cli(url, KEYS["source"], "import", str(LOCOMO), "--quiet"))
+    assert "added" in ok(cli(url, KEYS["source"], "import", str(LOCOMO), "--quiet", "--wait", "0"))
     with Graphmem(url, KEYS["source"]) as gm:
         # every tier: a third of the sessions warm, a third cold, the rest hot
         for user in users:
@@ -90,7 +90,7 @@ def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None
         source_items = {u: everything(gm, u) for u in users}
     for user in users:
         ok(cli(url, KEYS["source"], "export", "--user", user, "--out", str(tmp_path / user)))
-        ok(cli(url, KEYS["copy"], "import", str(tmp_path / user), "--quiet"))
+        ok(cli(url, KEYS["copy"], "import", str(tmp_path / user), "--quiet", "--wait", "0"))
         ok(cli(url, KEYS["copy"], "export", "--user", user, "--out", str(tmp_path / "copy")))
         exported, copied = comparable(tmp_path / user), comparable(tmp_path / "copy")
         assert copied == exported
@@ -118,7 +118,7 @@ def found(hits: list[ScoredMemory]) -> list[tuple[str, str]]:
 
 def test_an_import_killed_halfway_resumes_without_duplicates(url: str) -> None:
     total = sum(1 for _ in records(LOCOMO))
-    proc = cli(url, KEYS["killed"], "import", str(LOCOMO), "--batch", "5", "--quiet")
+    proc = cli(url, KEYS["killed"], "import", str(LOCOMO), "--batch", "5", "--quiet", "--wait", "0")
     users = [c["sample_id"] for c in json.loads(LOCOMO.read_text())]
     with Graphmem(url, KEYS["killed"]) as gm:
         deadline = time.monotonic() + 120
@@ -129,7 +129,7 @@ def test_an_import_killed_halfway_resumes_without_duplicates(url: str) -> None:
         proc.wait()
         halfway = sum(len(everything(gm, u)) for u in users)
         assert 0 < halfway < total
-        out = ok(cli(url, KEYS["killed"], "import", str(LOCOMO), "--quiet"))
+        out = ok(cli(url, KEYS["killed"], "import", str(LOCOMO), "--quiet", "--wait", "0"))
         assert f"already there {halfway}" in out
         items = [m for u in users for m in everything(gm, u)]
     ids = [m.metadata[IMPORT_ID] for m in items]

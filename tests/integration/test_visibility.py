@@ -12,7 +12,8 @@ import pytest
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
 from graphmem.memory.inputs import RecallQuery
-from tests.conftest import Stack, embed_calls, empty_redis_db, new_tenant
+from graphmem.models import Retriever
+from tests.conftest import Api, Stack, embed_calls, empty_redis_db, new_tenant, run_cypher
 
 pytestmark = pytest.mark.asyncio
 
@@ -105,8 +106,6 @@ async def test_an_add_is_found_in_every_scope_within_a_second(memory: Memory) ->
 async def test_write_behind_adds_vectors_and_entities_and_the_spill_reuses_them(
     memory: Memory, stack: Stack
 ) -> None:
-    from tests.conftest import run_cypher
-
     tenant = new_tenant()
     item = await memory.ingest.add(
         tenant,
@@ -168,6 +167,97 @@ async def test_a_forget_before_the_worker_runs_is_not_undone(stack: Stack) -> No
         assert found == []
     finally:
         await service.close()
+
+
+async def test_a_spill_leaves_embedding_to_a_live_worker_and_its_job_finishes_it(
+    stack: Stack,
+) -> None:
+    """While a worker is alive, a spill of items the worker has not reached embeds
+    nothing in the API process; the items' queued jobs then set their vectors and
+    entities on the spilled nodes. With no worker alive, the spill embeds them itself."""
+    url = await empty_redis_db(stack, 10)
+    service = MemoryBuilder.from_settings(stack.settings(redis_url=url)).build()
+    await service.migrate()
+    assert service.worker is not None and service.queue is not None
+    try:
+        tenant = new_tenant()
+        texts = [DENTIST, "Alice flew from Paris to Berlin with Bob on Monday."]
+        items = [
+            await service.ingest.add(tenant, {"session_id": "s1", "user_id": "bob", "content": t})
+            for t in texts
+        ]
+        await service.queue.beat("a-worker-not-yet-at-these-jobs")
+        with embed_calls(service) as calls:
+            result = await service.spills.spill(tenant, "s1", count=2)
+        assert len(result.spilled_ids) == 2 and calls == []
+        cypher = (
+            "MATCH (m:Memory {tenant: $t}) OPTIONAL MATCH (m)-[r:MENTIONS]->() "
+            "RETURN m.id AS id, m.tier AS tier, m.vectorBytes IS NOT NULL AS vector, "
+            "m.embedding IS NOT NULL AS indexed, count(r) AS mentions ORDER BY id"
+        )
+        before = await run_cypher(stack, cypher, t=tenant)
+        assert [(r["tier"], r["vector"], r["indexed"]) for r in before] == [
+            ("cold", False, False)
+        ] * 2
+        await service.queue.beat("a-worker-not-yet-at-these-jobs", alive=False)
+        await service.worker.drain(seconds=60)
+        after = {r["id"]: r for r in await run_cypher(stack, cypher, t=tenant)}
+        assert set(after) == {i.id for i in items}
+        assert all(r["tier"] == "cold" and r["vector"] and r["indexed"] for r in after.values())
+        assert after[items[1].id]["mentions"] >= 3  # Alice, Paris, Berlin, Bob
+        found = await service.recall.search(
+            tenant, RecallQuery(query="dental visit", user_id="bob", retriever=Retriever.VECTOR)
+        )
+        assert items[0].id in ids(found)
+        # No worker alive (the drain's said goodbye): the spill computes what it writes.
+        late = await service.ingest.add(tenant, {"session_id": "s2", "content": "Rome in May"})
+        with embed_calls(service) as calls:
+            await service.spills.spill(tenant, "s2", item_ids=[late.id])
+        assert calls != []
+        (row,) = await run_cypher(
+            stack,
+            "MATCH (m:Memory {tenant: $t, id: $id}) RETURN m.vectorBytes IS NOT NULL AS v",
+            t=tenant,
+            id=late.id,
+        )
+        assert row["v"]
+    finally:
+        await service.close()
+
+
+async def test_each_tenant_follows_its_own_enrichment_backlog(stack: Stack) -> None:
+    url = await empty_redis_db(stack, 10)
+    service = MemoryBuilder.from_settings(stack.settings(redis_url=url)).build()
+    await service.migrate()
+    assert service.worker is not None
+    try:
+        tenant, other = new_tenant(), new_tenant()
+        await service.ingest.add_many(
+            tenant, [{"session_id": "s", "content": f"note {n}"} for n in range(5)]
+        )
+        await service.ingest.add(other, {"session_id": "s", "content": "elsewhere"})
+        mine = await service.reports.enrichment(tenant)
+        assert (mine.enabled, mine.waiting, mine.parked, mine.workers) == (True, 5, 0, 0)
+        assert (await service.reports.enrichment(other)).waiting == 1
+        await service.worker.drain(seconds=60)
+        assert (await service.reports.enrichment(tenant)).waiting == 0
+        assert (await service.reports.enrichment(other)).waiting == 0
+    finally:
+        await service.close()
+
+
+async def test_the_enrichment_query_reports_the_callers_tenant_only(api: Api) -> None:
+    first, second = list(api.keys)
+    adds = (
+        'mutation { addMemories(inputs: [{sessionId: "s", content: "a"}, '
+        '{sessionId: "s", content: "b"}]) { id } }'
+    )
+    await api.data(adds, tenant=first)
+    query = "{ enrichment { enabled waiting parked workers } }"
+    mine = (await api.data(query, tenant=first))["enrichment"]
+    theirs = (await api.data(query, tenant=second))["enrichment"]
+    assert (mine["enabled"], mine["waiting"], mine["parked"]) == (True, 2, 0)
+    assert (theirs["waiting"], theirs["parked"]) == (0, 0)
 
 
 ADD = """mutation($c: String!) {

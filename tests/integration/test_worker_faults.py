@@ -76,6 +76,7 @@ async def test_a_worker_killed_mid_batch_loses_and_doubles_nothing(
             ],
         )
         added += [i.id for i in batch]
+    assert (await service.reports.enrichment(tenant)).waiting == ITEMS
     first = start_worker(stack, url, tmp_path / "first.log")
     try:
         deadline = time.monotonic() + 240
@@ -107,6 +108,7 @@ async def test_a_worker_killed_mid_batch_loses_and_doubles_nothing(
                 + (tmp_path / "second.log").read_text()[-3000:]
             ) from None
     try:
+        assert (await service.reports.enrichment(tenant)).waiting == 0  # counted once each
         await assert_each_once_with_vectors_and_mentions(service, stack, tenant, added)
     finally:
         await service.close()
@@ -163,6 +165,7 @@ async def test_a_poison_job_is_parked_and_the_jobs_after_it_are_done(stack: Stac
         async with aioredis.Redis.from_url(url) as client:
             await client.xadd("gm:enrich", {"garbage": "1"})
         service.worker.max_attempts = 3
+        assert (await service.reports.enrichment(tenant)).waiting == 4
         await service.worker.drain(seconds=60)
     finally:
         service.embedder.embed = embed  # type: ignore[method-assign]
@@ -178,5 +181,8 @@ async def test_a_poison_job_is_parked_and_the_jobs_after_it_are_done(stack: Stac
         await service.observe_queue()
         text = service.metrics.exposition().decode()
         assert "graphmem_enrichment_parked 2.0" in text
+        # The tenant sees its own item parked (the malformed entry belongs to nobody).
+        mine = await service.reports.enrichment(tenant)
+        assert (mine.waiting, mine.parked) == (0, 1)
     finally:
         await service.close()

@@ -11,6 +11,7 @@ Reached as ``Neo4jGraphStore.search``; runs on the store's driver.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +65,8 @@ class Neo4jGraphSearch:
         self._session = session
         # The store's, so that an index ensured by a write is known to searches too.
         self._fulltext = fulltext
+        #: tenant -> (share of the vector index, until when it holds)
+        self._shares: dict[str, tuple[float, float]] = {}
 
     #: below this many memories in a scope, recall ranks them exactly instead of via ANN
     exact_scan_limit = 20_000
@@ -103,17 +106,33 @@ class Neo4jGraphSearch:
                 )
                 (record,) = await self._session.run(exact, params)
                 return _cosines(memory_rows(record))
-        # The index is shared across tenants: over-fetch, and widen until the scope
-        # filter leaves enough hits or the whole index has been looked at. The first probe
-        # is small (HNSW's cost grows with k); a tenant that owns a small share of the
-        # index pays for one or two wider probes.
-        k = max(limit * 2, 100)
+        # The index is shared across tenants: over-fetch by the tenant's share of it, and
+        # widen until the scope filter leaves enough hits or the whole index has been
+        # looked at. HNSW's cost grows with k, and a probe too small costs a second one:
+        # sizing the first by the share makes a second rare.
+        share = await self._index_share(tenant)
+        k = min(100_000, max(limit * 2, 100, int(1.5 * limit / share)))
         while True:
             (record,) = await self._session.run("memory/vector_hits_index", {**params, "k": k})
             rows = memory_rows(record)
             if len(rows.ids) >= limit or k >= 100_000:
                 return _cosines(rows)
             k *= 10
+
+    async def _index_share(self, tenant: str) -> float:
+        """The tenant's share of the vector index (at least 1%), read at most once a
+        minute per tenant: an estimate that only sizes a probe, never decides a result."""
+        now = time.monotonic()
+        held = self._shares.get(tenant)
+        if held is not None and held[1] > now:
+            return held[0]
+        _, label = await self._fulltext.ensure(tenant)
+        (row,) = await self._session.run("memory/index_share", {"label": label})
+        share = max(0.01, min(1.0, int(row["mine"]) / max(1, int(row["total"]))))
+        if len(self._shares) > 10_000:
+            self._shares.clear()
+        self._shares[tenant] = (share, now + 60.0)
+        return share
 
     async def scope_size(
         self,

@@ -4,6 +4,10 @@ that any number of ``graphmem worker`` processes on any machines share the work.
 - ``gm:enrich``          stream: one entry per added batch (tenant, session, item ids)
 - ``gm:enrich:parked``   stream: jobs that failed ``max_attempts`` times, with the error
 - ``gm:enrich:workers``  sorted set: each running worker, scored by its last heartbeat (ms)
+- ``gm:enrich:waiting``  hash: per tenant, its items on the stream (changed in the same
+  transaction as the stream, so a tenant can follow its own backlog without seeing
+  anyone else's)
+- ``gm:enrich:parked:n`` hash: per tenant, its items in parked jobs
 
 A job is acknowledged and deleted once its items are in the graph with their vectors, so
 the stream holds exactly the work not yet done (its length is the backlog). A worker that
@@ -45,12 +49,41 @@ def _fields(tenant: str, session_id: str, ids: Sequence[str]) -> dict[Any, Any]:
     return {"t": tenant, "s": session_id, "ids": json.dumps(list(ids))}
 
 
+# KEYS: stream, waiting counts, parked counts, parked stream
+# ARGV: group, ack | retry | park, n, n field/value pairs of the replacement entry, then
+#       (entry, tenant, items) for each job
+_SETTLE = """
+local mode, nf = ARGV[2], tonumber(ARGV[3])
+local fields = {}
+for i = 1, nf * 2 do fields[i] = ARGV[3 + i] end
+for i = 4 + nf * 2, #ARGV, 3 do
+  local entry, tenant, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  if redis.call('XACK', KEYS[1], ARGV[1], entry) == 1 then
+    redis.call('XDEL', KEYS[1], entry)
+    if mode == 'retry' then
+      redis.call('XADD', KEYS[1], '*', unpack(fields))
+    else
+      if tenant ~= '' then redis.call('HINCRBY', KEYS[2], tenant, -n) end
+      if mode == 'park' then
+        redis.call('XADD', KEYS[4], '*', unpack(fields))
+        if tenant ~= '' then redis.call('HINCRBY', KEYS[3], tenant, n) end
+      end
+    end
+  end
+end
+return 0
+"""
+
+
 class RedisEnrichmentQueue:
     def __init__(self, redis: Redis, stream: str = STREAM) -> None:
         self._redis = redis
         self.stream = stream
         self.parked_stream = f"{stream}:parked"
         self.workers_key = f"{stream}:workers"
+        self.waiting_key = f"{stream}:waiting"
+        self.parked_count_key = f"{stream}:parked:n"
+        self._settle_script = redis.register_script(_SETTLE)
         self._group_ready = False
 
     async def ensure(self) -> None:
@@ -70,7 +103,27 @@ class RedisEnrichmentQueue:
 
     async def add(self, tenant: str, session_id: str, ids: Sequence[str]) -> None:
         fields = _fields(tenant, session_id, ids)
-        await call(lambda: cast(Awaitable[Any], self._redis.xadd(self.stream, fields)))
+
+        async def op() -> None:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.xadd(self.stream, fields)
+                pipe.hincrby(self.waiting_key, tenant, len(ids))
+                await pipe.execute()
+
+        await call(op)
+
+    async def tenant_backlog(self, tenant: str) -> tuple[int, int]:
+        """A tenant's items waiting on the stream, and its items in parked jobs."""
+
+        async def op() -> list[Any]:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.hget(self.waiting_key, tenant)
+                pipe.hget(self.parked_count_key, tenant)
+                return await pipe.execute()
+
+        waiting, parked = await call(op)
+        # never below 0: jobs queued by a version without these counts end uncounted
+        return max(0, int(waiting or 0)), max(0, int(parked or 0))
 
     async def beat(self, consumer: str, alive: bool = True) -> None:
         """A worker's heartbeat (``alive=False`` when it stops). Workers long silent are
@@ -161,25 +214,31 @@ class RedisEnrichmentQueue:
 
     async def ack(self, jobs: Sequence[EnrichmentJob]) -> None:
         if jobs:
-            await call(lambda: self._settle([j.entry for j in jobs]))
+            await call(lambda: self._settle(jobs))
 
     async def _settle(
-        self, entries: Sequence[str], moved_to: tuple[str, dict[Any, Any]] | None = None
+        self,
+        jobs: Sequence[EnrichmentJob],
+        moved_to: tuple[str, dict[Any, Any]] | None = None,
     ) -> None:
-        """Acknowledge and delete ``entries``, in the same transaction as adding their
-        replacement (``moved_to``: a stream and its fields) when there is one, so a job is
-        never both done and re-queued, nor lost between the two."""
-        async with self._redis.pipeline(transaction=True) as pipe:
-            if moved_to is not None:
-                pipe.xadd(*moved_to)
-            pipe.xack(self.stream, GROUP, *entries)
-            pipe.xdel(self.stream, *entries)
-            await pipe.execute()
+        """Acknowledge and delete ``jobs``, in one script with adding their replacement
+        (``moved_to``: a stream and its fields) when there is one and with updating the
+        tenants' counts, so a job is never both done and re-queued, nor lost between the
+        two, and the counts always match the streams. A job another worker took over and
+        settled already is left alone (its acknowledgement fails), so nothing is counted
+        twice."""
+        mode = "ack" if moved_to is None else "retry" if moved_to[0] == self.stream else "park"
+        fields = [x for kv in (moved_to[1] if moved_to else {}).items() for x in kv]
+        triples = [x for j in jobs for x in (j.entry, j.tenant, len(j.ids))]
+        await self._settle_script(
+            keys=[self.stream, self.waiting_key, self.parked_count_key, self.parked_stream],
+            args=[GROUP, mode, len(fields) // 2, *fields, *triples],
+        )
 
     async def retry(self, job: EnrichmentJob) -> None:
         """Put a failed job back at the end of the stream with its attempt count."""
         fields = _fields(job.tenant, job.session_id, job.ids) | {"a": str(job.attempt)}
-        await call(lambda: self._settle([job.entry], (self.stream, fields)))
+        await call(lambda: self._settle([job], (self.stream, fields)))
 
     async def park(self, job: EnrichmentJob, error: str) -> None:
         fields = _fields(job.tenant, job.session_id, job.ids)
@@ -192,7 +251,7 @@ class RedisEnrichmentQueue:
             "error": error[:2000],
             "at": str(time.time()),
         }
-        await self._settle([job.entry], (self.parked_stream, fields))
+        await self._settle([job], (self.parked_stream, fields))
 
     async def parked(self, count: int = 100) -> list[dict[str, str]]:
         """The parked jobs, newest first, with their error."""

@@ -12,6 +12,7 @@ computes inline only when no worker is alive (none started, or all down).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,10 @@ GraphVectors = tuple[Vectors, dict[str, bytes | None]]
 
 
 class Enrichment:
+    #: items a worker has yet to finish that an explicit spill still waits for (about
+    #: one enrichment batch, a fraction of a second)
+    close_to_done = 256
+
     def __init__(
         self,
         hot: HotTier,
@@ -77,6 +82,21 @@ class Enrichment:
                 vectors[item.id] = embedded.vector
                 sentences[item.id] = pack(embedded.sentences)
         return vectors, sentences
+
+    async def caught_up(self, tenant: str, session_id: str, seconds: float) -> None:
+        """Give a live worker up to ``seconds`` to finish the session's hot items, when it
+        is close to done: an explicit spill right after the adds then writes them with
+        their vectors and entities, as a spill did before write-behind, instead of leaving
+        them to the jobs. A worker far behind (a backlog) is not waited for."""
+        if self.workers_alive is None or not await self.workers_alive():
+            return
+        deadline = time.monotonic() + seconds
+        while True:
+            ids = [i.id for i in await self.hot.items(tenant, session_id)]
+            missing = len(ids) - len(await self.hot.enrichment(tenant, session_id, ids))
+            if missing == 0 or missing > self.close_to_done or time.monotonic() > deadline:
+                return
+            await asyncio.sleep(0.05)
 
     async def prepare(self, tenant: str, session_id: str, batch: Sequence[MemoryItem]) -> Prepared:
         """Everything a spill writes for a batch. Embedding and NER both release the GIL

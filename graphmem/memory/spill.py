@@ -73,6 +73,8 @@ class Spiller:
     #: spills of one session in a row, at most, while adds keep taking it over budget
     #: (then the next add starts another)
     max_rounds = 20
+    #: how long an explicit spill waits for a live worker close to done with the session
+    enrich_wait_seconds = 2.0
 
     def __init__(
         self,
@@ -114,6 +116,8 @@ class Spiller:
         if count is not None and not 1 <= count <= 100_000:
             raise BadInput("count: must be between 1 and 100000", field="count")
         config = await self.sessions.config(tenant, session_id)
+        # Before the lock: the worker needs it to take the session's new items.
+        await self.enrichment.caught_up(tenant, session_id, self.enrich_wait_seconds)
         async with self.sessions.lock(tenant, session_id):
             if item_ids:
                 chosen = await self.hot.get(tenant, session_id, list(dict.fromkeys(item_ids)))

@@ -12,7 +12,7 @@ import pytest
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
 from graphmem.memory.inputs import RecallQuery
-from graphmem.models import Retriever
+from graphmem.retrieval import Retriever
 from tests.conftest import Api, Stack, embed_calls, empty_redis_db, new_tenant, run_cypher
 
 pytestmark = pytest.mark.asyncio
@@ -187,6 +187,7 @@ async def test_a_spill_leaves_embedding_to_a_live_worker_and_its_job_finishes_it
             for t in texts
         ]
         await service.queue.beat("a-worker-not-yet-at-these-jobs")
+        service.spills.enrich_wait_seconds = 0  # (an explicit spill waits a moment for it)
         with embed_calls(service) as calls:
             result = await service.spills.spill(tenant, "s1", count=2)
         assert len(result.spilled_ids) == 2 and calls == []

@@ -23,6 +23,9 @@ TENANTLESS = {
     "admin/migration_mark",
     # the per-tenant index's DDL: names from a hash of the tenant, no data read or written
     "tenant/fulltext_index",
+    # two counts from the count store (all memories, the tenant's label): how wide search
+    # probes the shared vector index; no memory read, nothing returned to a client
+    "memory/index_share",
 }  # server-level statements: no tenant data read or written
 
 

@@ -117,7 +117,10 @@ class Neo4jGraphSearch:
             rows = memory_rows(record)
             if len(rows.ids) >= limit or k >= 100_000:
                 return _cosines(rows)
-            k *= 10
+            # Near the query, other tenants may hold more than their share (the same
+            # texts, the same topics): widen by the yield this probe had, not blindly.
+            found = len(rows.ids)
+            k = min(100_000, 10 * k if found == 0 else max(2 * k, int(1.5 * k * limit / found)))
 
     async def _index_share(self, tenant: str) -> float:
         """The tenant's share of the vector index (at least 1%), read at most once a

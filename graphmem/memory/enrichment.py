@@ -48,14 +48,17 @@ class Enrichment:
         self.workers_alive = workers_alive
 
     async def vectors(self, tenant: str, session_id: str, items: Sequence[MemoryItem]) -> Vectors:
-        """Embeddings for items: cached ones from Redis, the rest computed in a batch."""
+        """Embeddings for items: cached ones from Redis, the rest computed in a batch (and
+        cached for the next caller)."""
         vectors = await self.hot.embeddings(tenant, session_id, [i.id for i in items])
         missing = [i for i in items if i.id not in vectors]
         if missing:
             computed = await asyncio.to_thread(
                 embed_memories, self.embedder, [i.content for i in missing]
             )
-            vectors.update({i.id: e.vector for i, e in zip(missing, computed, strict=True)})
+            new = {i.id: e.vector for i, e in zip(missing, computed, strict=True)}
+            await self.hot.cache_embeddings(tenant, session_id, new)
+            vectors.update(new)
         return vectors
 
     async def for_graph(

@@ -29,6 +29,7 @@ from .scopecache import ScopeCache
 from .scopeview import Turn
 
 Ranked = list[tuple[MemoryItem, float, float]]  # memory, ranking score, cosine
+Ordered = list[tuple[Turn, float, float]]  # the same before the items are read
 
 
 class QueryVectors:
@@ -77,6 +78,12 @@ class Ranker:
 
     async def rank(self, tenant: str, q: RecallQuery) -> tuple[Ranked, list[float]]:
         """(memory, ranking score, cosine similarity) best first, and the query vector."""
+        ordered, query_vector = await self.order(tenant, q)
+        return await self.items(tenant, ordered), query_vector
+
+    async def order(self, tenant: str, q: RecallQuery) -> tuple[Ordered, list[float]]:
+        """The ranking without reading its items (recall reads them as it counts the
+        accesses): (memory's place, ranking score, cosine) best first."""
         sources, query_vector = await self.sources(tenant, q)
         w = self.weights
         ranked: list[tuple[Turn, float, float]]
@@ -101,7 +108,7 @@ class Ranker:
         if q.types:
             wanted = {t.value for t in q.types}
             ranked = [r for r in ranked if r[0].type in wanted]
-        return await self.items(tenant, ranked[: q.limit]), query_vector
+        return ranked[: q.limit], query_vector
 
     async def sources(self, tenant: str, q: RecallQuery) -> tuple[Sources, list[float]]:
         """The candidates fusion combines, from the scope's view or from the graph."""
@@ -176,7 +183,7 @@ class Ranker:
             )
         return sources, query_vector
 
-    async def items(self, tenant: str, ranked: list[tuple[Turn, float, float]]) -> Ranked:
+    async def items(self, tenant: str, ranked: Ordered) -> Ranked:
         """The ranked memories as items read now (what ranking holds may be older:
         access counts, relevance); a memory deleted meanwhile drops out."""
         if not ranked:

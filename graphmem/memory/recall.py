@@ -57,25 +57,26 @@ class Recall:
         # With a user, recall ranks everything the user holds, whichever session it came
         # from: the session is where the agent is now (its hot items are the hot hits).
         scope = q.model_copy(update={"session_id": None}) if q.user_id else q
-        ranked, query_vector = await self.ranker.rank(tenant, scope)
+        ordered, query_vector = await self.ranker.order(tenant, scope)
         # Ranking uses the fused score; relevance, promotion and hits use the cosine
         # similarity, the scale the tier thresholds are written in.
-        ranking = {item.id: score for item, score, _ in ranked}
-        scores = {item.id: max(0.0, min(1.0, cosine)) for item, _, cosine in ranked}
+        ranking = {turn.id: score for turn, score, _ in ordered}
+        scores = {turn.id: max(0.0, min(1.0, cosine)) for turn, _, cosine in ordered}
         now = utcnow()
-        updated = {
-            i.id: i
-            for i in await self.graph.record_access(
+        # One statement counts the accesses and reads the items as they are now (a
+        # memory deleted since the ranking drops out).
+        accessed = {
+            item.id: (item, was)
+            for item, was in await self.graph.record_access(
                 tenant, list(scores.items()), now, config.warm_access_threshold
             )
         }
         # Counting accesses warms a cold memory up now and then: a tier change the
         # scope views must see (the counts themselves are read fresh by every search).
         await self.changes.items(
-            tenant,
-            [u for item, _, _ in ranked if (u := updated.get(item.id)) and u.tier != item.tier],
+            tenant, [item for item, was in accessed.values() if item.tier.value != was]
         )
-        items = [updated.get(item.id, item) for item, _, _ in ranked]
+        items = [accessed[t.id][0] for t, _, _ in ordered if t.id in accessed]
         hot_hits = await self._hot_hits(tenant, q, query_vector, config)
         if hot_hits and q.session_id:
             touched = [
@@ -139,7 +140,6 @@ class Recall:
         if not items:
             return []
         vectors = await self.enrichment.vectors(tenant, q.session_id, items)
-        await self.hot.cache_embeddings(tenant, q.session_id, vectors)
         matrix = np.asarray([vectors[i.id] for i in items], dtype=np.float32)
         scores = matrix @ np.asarray(query_vector, dtype=np.float32)
         hits = [

@@ -134,10 +134,11 @@ class Neo4jGraphStore(Neo4jSession):
         hits: Sequence[tuple[str, float]],
         now: datetime,
         warm_access_threshold: int,
-    ) -> list[MemoryItem]:
+    ) -> list[tuple[MemoryItem, str]]:
+        """The hits' accesses counted; each item as it is now, with its tier before."""
         if not hits:
             return []
-        records = await self.run(
+        (record,) = await self.run(
             "memory/record_access",
             {
                 "tenant": tenant,
@@ -147,7 +148,7 @@ class Neo4jGraphStore(Neo4jSession):
             },
             write=True,
         )
-        return parsed(records, lambda r: memory_item(tenant, r["memory"]))
+        return parsed(record["memories"], lambda m: (memory_item(tenant, m), str(m["was"])))
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]:
         (record,) = await self.run("memory/get_by_ids", {"tenant": tenant, "ids": list(ids)})

@@ -33,6 +33,19 @@ log = logging.getLogger("graphmem.worker")
 T = TypeVar("T")
 
 
+def chunks(batch: Admitted, items: int) -> list[Admitted]:
+    """Consecutive runs of jobs of about ``items`` items each (a job is never split)."""
+    out: list[Admitted] = []
+    size = items
+    for job in batch:
+        if size >= items:
+            out.append([])
+            size = 0
+        out[-1].append(job)
+        size += len(job[1])
+    return out
+
+
 class EnrichmentWorker:
     #: jobs read at once (each job is one add's items of one session)
     batch = 64
@@ -84,10 +97,16 @@ class EnrichmentWorker:
                         ended = True
                         break
                     batch += more
-                await self._enrich(batch, stop)
-                self._held -= sum(len(i) for _, i in batch)
-                if self._held <= self.max_held:
-                    self._room.set()
+                # At most ``enrich_batch`` items an embedding call (a read of 64 jobs may hold
+                # a thousand): each chunk's jobs are acknowledged as soon as it is done, so
+                # the stream's lag stays one chunk's work, not one read's.
+                for chunk in chunks(batch, self.enrich_batch):
+                    if stop.is_set():
+                        break
+                    await self._enrich(chunk, stop)
+                    self._held -= sum(len(i) for _, i in chunk)
+                    if self._held <= self.max_held:
+                        self._room.set()
                 if ended:
                     break
         finally:

@@ -138,7 +138,7 @@ async def main() -> None:
     resolution = duplicates(texts)
     with_entities = await spill_rate(texts, entities=True)
     without = await spill_rate(texts, entities=False)
-    results = {
+    results: dict[str, Any] = {
         "run": run_info(),
         "docs": len(texts),
         "ner_docs_per_s": {

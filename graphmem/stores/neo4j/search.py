@@ -10,7 +10,9 @@ Reached as ``Neo4jGraphStore.search``; runs on the store's driver.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import logging
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +24,8 @@ from ...models import MemoryType, Tier, pack_vector
 from ..models import MemoryRows
 from .fulltext import TenantFulltext
 from .session import Neo4jSession
+
+log = logging.getLogger("graphmem.search")
 
 # The default when a caller names no tiers (memory/inputs.py SEARCH_TIERS is search's).
 GRAPH_TIERS = (Tier.HOT.value, Tier.WARM.value, Tier.COLD.value)
@@ -67,6 +71,7 @@ class Neo4jGraphSearch:
         self._fulltext = fulltext
         #: tenant -> (share of the vector index, until when it holds)
         self._shares: dict[str, tuple[float, float]] = {}
+        self._counting: dict[str, asyncio.Future[None]] = {}
 
     #: below this many memories in a scope, recall ranks them exactly instead of via ANN
     exact_scan_limit = 20_000
@@ -123,19 +128,29 @@ class Neo4jGraphSearch:
             k = min(100_000, 10 * k if found == 0 else max(2 * k, int(1.5 * k * limit / found)))
 
     async def _index_share(self, tenant: str) -> float:
-        """The tenant's share of the vector index (at least 1%), read at most once a
-        minute per tenant: an estimate that only sizes a probe, never decides a result."""
+        """The tenant's share of the vector index (at least 1%): an estimate that only
+        sizes a probe, never decides a result. Counting a large tenant takes a label scan
+        (~0.1 s per 100,000 memories), so it is refreshed in the background at most once
+        a minute per tenant and process; until the first count lands, 1 (no over-fetch
+        beyond the usual)."""
         now = time.monotonic()
         held = self._shares.get(tenant)
-        if held is not None and held[1] > now:
-            return held[0]
-        _, label = await self._fulltext.ensure(tenant)
-        (row,) = await self._session.run("memory/index_share", {"label": label})
+        if (held is None or held[1] <= now) and tenant not in self._counting:
+            self._counting[tenant] = asyncio.ensure_future(self._count_share(tenant))
+            self._counting[tenant].add_done_callback(lambda _: self._counting.pop(tenant, None))
+        return held[0] if held is not None else 1.0
+
+    async def _count_share(self, tenant: str) -> None:
+        try:
+            _, label = await self._fulltext.ensure(tenant)
+            (row,) = await self._session.run("memory/index_share", {"label": label})
+        except GraphmemError as exc:
+            log.warning("could not count the vector index share of %s: %s", tenant, exc.message)
+            return
         share = max(0.01, min(1.0, int(row["mine"]) / max(1, int(row["total"]))))
         if len(self._shares) > 10_000:
             self._shares.clear()
-        self._shares[tenant] = (share, now + 60.0)
-        return share
+        self._shares[tenant] = (share, time.monotonic() + 60.0)
 
     async def scope_size(
         self,

@@ -35,6 +35,7 @@ import redis.asyncio as aioredis
 from bench.entities import extractor_throughput
 from bench.report import run_info, save_json, update_section
 from bench.soak import Conn, Server, Stats
+from graphmem.cypher import library
 from graphmem.enrich.sentences import embed_memories
 from graphmem.settings import load_settings
 
@@ -217,11 +218,7 @@ async def _graph_counts(server: Server, tenant: str) -> dict[str, int]:
     )
     try:
         records, _, _ = await driver.execute_query(
-            "MATCH (m:Memory {tenant: $t}) RETURN count(m) AS memories, "
-            "count(m.vectorBytes) AS with_vectors, "
-            "count(CASE WHEN m.tier IN ['warm', 'cold'] THEN 1 END) AS spilled, "
-            "sum(COUNT { (m)-[:MENTIONS]->() }) AS mentions",
-            t=tenant,
+            library().text("bench/ingest_counts"), tenant=tenant
         )
     finally:
         await driver.close()

@@ -234,7 +234,7 @@ async def backlog(server: Server) -> int:
 
 #: per-client rates of the paced loads: each adder at these rates (16 adders), each spiller
 #: at one spill per 2 s and each recaller at one recall per second (4 of each)
-PACED_ADD_RATES = (2.5, 5.0)
+PACED_ADD_RATES = (1.0, 2.5, 5.0)
 
 
 async def run_config(name: str, env: dict[str, str], args: argparse.Namespace) -> dict[str, Any]:

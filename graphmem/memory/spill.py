@@ -139,7 +139,7 @@ class Spiller:
         """Spill back to budget off the add's critical path. The add waits for it only when
         the hot tier (``total`` tokens) has grown past ``spillWaitAbove`` times its budget:
         that is back-pressure on a writer faster than its spills, while every other add
-        returns at once (docs/concepts.md#spill)."""
+        returns at once (docs/concepts.md#tiers)."""
         if self.breaker.open:
             return  # the graph failed moments ago; the items wait in Redis
         key = (tenant, session_id)

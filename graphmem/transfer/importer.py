@@ -10,7 +10,7 @@ interrupted run left undone.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,25 +84,31 @@ def import_file(
     return report
 
 
-def enriched(gm: Graphmem, seconds: float, progress: bool = True) -> int:
+def enriched(
+    gm: Graphmem,
+    seconds: float,
+    progress: bool = True,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
     """Follow the tenant's enrichment backlog down to 0, for at most ``seconds``; what
     is still waiting then (0 when done, or when write-behind is off)."""
     status = gm.enrichment()
     if not status.enabled:
         return 0
-    deadline = time.monotonic() + seconds
+    deadline = clock() + seconds
     first = status.waiting
     with tqdm(total=first, unit="memory", desc="enriched", disable=not progress) as bar:
         idle_since = None
-        while status.waiting > 0 and time.monotonic() < deadline:
+        while status.waiting > 0 and clock() < deadline:
             if status.workers == 0:
-                idle_since = idle_since or time.monotonic()
-                if time.monotonic() - idle_since > NO_WORKER_SECONDS:
+                idle_since = idle_since or clock()
+                if clock() - idle_since > NO_WORKER_SECONDS:
                     break  # nobody enriches; the memories stay findable by their words
                 bar.set_postfix_str("no enrichment worker is running")
             else:
                 idle_since = None
-            time.sleep(0.5)
+            sleep(0.5)
             status = gm.enrichment()
             bar.n = max(0, first - status.waiting)
             bar.refresh()

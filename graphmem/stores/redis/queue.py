@@ -3,10 +3,10 @@ that any number of ``graphmem worker`` processes on any machines share the work.
 
 - ``gm:enrich``          stream: one entry per added batch (tenant, session, item ids)
 - ``gm:enrich:parked``   stream: jobs that failed ``max_attempts`` times, with the error
-- ``gm:enrich:workers``  sorted set: each running worker, scored by its last heartbeat (ms)
-- ``gm:enrich:waiting``  hash: per tenant, its items on the stream (changed in the same
-  transaction as the stream, so a tenant can follow its own backlog without seeing
-  anyone else's)
+- ``gm:enrich:workers``  sorted set: each running worker, scored by its last heartbeat
+  (Redis's clock, in ms: workers and API replicas on other machines agree on it)
+- ``gm:enrich:waiting``  hash: per tenant, its items on the stream (changed atomically with
+  the stream, so a tenant can follow its own backlog without seeing anyone else's)
 - ``gm:enrich:parked:n`` hash: per tenant, its items in parked jobs
 
 A job is acknowledged and deleted once its items are in the graph with their vectors, so
@@ -75,6 +75,27 @@ return 0
 """
 
 
+# KEYS: workers   ARGV: consumer, 1 (alive) | 0 (stopping)
+_BEAT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[2] == '1' then
+  redis.call('ZADD', KEYS[1], now, ARGV[1])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 3600000)
+return 0
+"""
+
+# KEYS: workers   ARGV: within ms
+_WORKERS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], now - tonumber(ARGV[1]), '+inf')
+"""
+
+
 class RedisEnrichmentQueue:
     def __init__(self, redis: Redis, stream: str = STREAM) -> None:
         self._redis = redis
@@ -84,6 +105,8 @@ class RedisEnrichmentQueue:
         self.waiting_key = f"{stream}:waiting"
         self.parked_count_key = f"{stream}:parked:n"
         self._settle_script = redis.register_script(_SETTLE)
+        self._beat_script = redis.register_script(_BEAT)
+        self._workers_script = redis.register_script(_WORKERS)
         self._group_ready = False
 
     async def ensure(self) -> None:
@@ -126,29 +149,16 @@ class RedisEnrichmentQueue:
         return max(0, int(waiting or 0)), max(0, int(parked or 0))
 
     async def beat(self, consumer: str, alive: bool = True) -> None:
-        """A worker's heartbeat (``alive=False`` when it stops). Workers long silent are
-        dropped from the set on the way."""
-        now = int(time.time() * 1000)
-
-        async def op() -> None:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                if alive:
-                    pipe.zadd(self.workers_key, {consumer: now})
-                else:
-                    pipe.zrem(self.workers_key, consumer)
-                pipe.zremrangebyscore(self.workers_key, "-inf", now - 3_600_000)
-                await pipe.execute()
-
-        await call(op)
+        """A worker's heartbeat (``alive=False`` when it stops). Workers silent for an
+        hour are dropped from the set on the way."""
+        await call(lambda: self._beat_script(keys=[self.workers_key], args=[consumer, int(alive)]))
 
     async def workers(self, within_seconds: float) -> int:
         """How many workers sent a heartbeat in the last ``within_seconds``."""
-        since = int((time.time() - within_seconds) * 1000)
-        return int(
-            await call(
-                lambda: cast(Awaitable[Any], self._redis.zcount(self.workers_key, since, "+inf"))
-            )
+        found = await call(
+            lambda: self._workers_script(keys=[self.workers_key], args=[int(within_seconds * 1000)])
         )
+        return int(found)
 
     async def _grouped(self, op: Callable[[], Awaitable[Any]]) -> Any:
         """Run a group command, creating the group again if Redis lost it (a flush, a

@@ -209,6 +209,8 @@ class EnrichmentJob(StoreModel):
     ids: list[str]
     #: deliveries so far, this one included (a job that keeps failing is parked)
     attempt: int = 1
+    #: whether its items are in the tenant's waiting count (queued by this version)
+    counted: bool = True
 
 
 class QueueStats(StoreModel):

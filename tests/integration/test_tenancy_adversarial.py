@@ -181,6 +181,8 @@ ATTEMPTS: list[Attempt] = [
     Attempt("memory(A's entity memory id)", "memory", A(q("memory", '(itemId: "<ada>")', ITEM)), "nothing", empty),
     Attempt("memory(A's persona trait id)", "memory", A(q("memory", '(itemId: "<trait>")', ITEM)), "nothing", empty),
     Attempt("stats()", "stats", const(q("stats", "", "tier type items tokens bytes")), "same"),
+    # B's own write-behind counts; `workers` is over all tenants by design, so not asked
+    Attempt("enrichment()", "enrichment", const(q("enrichment", "", "enabled waiting parked")), "same"),
     Attempt("stats(shared session)", "stats", const(q("stats", f'(sessionId: "{SESSION}")', "tier type items tokens bytes")), "same"),
     Attempt("stats(shared user)", "stats", const(q("stats", f'(userId: "{USER}")', "tier type items tokens bytes")), "same"),
     Attempt("stats(A-only session)", "stats", const(q("stats", f'(sessionId: "{A_ONLY_SESSION}")', "tier type items tokens bytes")), "same"),

@@ -41,12 +41,17 @@ def _job(entry: Any, fields: dict[str, str], delivered: int = 1) -> EnrichmentJo
         session_id=fields["s"],
         ids=json.loads(fields["ids"]),
         attempt=int(fields.get("a", "0")) + delivered,
+        counted=fields.get("c") == "1",
     )
 
 
-def _fields(tenant: str, session_id: str, ids: Sequence[str]) -> dict[Any, Any]:
-    """An entry's fields, as ``_job`` reads them back."""
-    return {"t": tenant, "s": session_id, "ids": json.dumps(list(ids))}
+def _fields(
+    tenant: str, session_id: str, ids: Sequence[str], counted: bool = True
+) -> dict[Any, Any]:
+    """An entry's fields, as ``_job`` reads them back. ``c`` marks a job whose items are
+    in the tenant's waiting count (a job queued before the counts existed is not)."""
+    out = {"t": tenant, "s": session_id, "ids": json.dumps(list(ids))}
+    return out | {"c": "1"} if counted else out
 
 
 # KEYS: stream, waiting counts, parked counts, parked stream
@@ -63,10 +68,12 @@ for i = 4 + nf * 2, #ARGV, 3 do
     if mode == 'retry' then
       redis.call('XADD', KEYS[1], '*', unpack(fields))
     else
-      if tenant ~= '' then redis.call('HINCRBY', KEYS[2], tenant, -n) end
+      if tenant ~= '' and n > 0 and redis.call('HINCRBY', KEYS[2], tenant, -n) < 0 then
+        redis.call('HSET', KEYS[2], tenant, 0)  -- never below 0, whatever happened before
+      end
       if mode == 'park' then
         redis.call('XADD', KEYS[4], '*', unpack(fields))
-        if tenant ~= '' then redis.call('HINCRBY', KEYS[3], tenant, n) end
+        if tenant ~= '' and n > 0 then redis.call('HINCRBY', KEYS[3], tenant, n) end
       end
     end
   end
@@ -74,6 +81,16 @@ end
 return 0
 """
 
+
+# KEYS: stream, waiting counts   ARGV: tenant, items, the entry's field/value pairs
+_ADD = """
+redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
+local n = tonumber(ARGV[2])
+if redis.call('HINCRBY', KEYS[2], ARGV[1], n) < n then
+  redis.call('HSET', KEYS[2], ARGV[1], n)  -- a count left below 0 (see _SETTLE) starts over
+end
+return 0
+"""
 
 # KEYS: workers   ARGV: consumer, 1 (alive) | 0 (stopping)
 _BEAT = """
@@ -105,6 +122,7 @@ class RedisEnrichmentQueue:
         self.waiting_key = f"{stream}:waiting"
         self.parked_count_key = f"{stream}:parked:n"
         self._settle_script = redis.register_script(_SETTLE)
+        self._add_script = redis.register_script(_ADD)
         self._beat_script = redis.register_script(_BEAT)
         self._workers_script = redis.register_script(_WORKERS)
         self._group_ready = False
@@ -127,13 +145,12 @@ class RedisEnrichmentQueue:
     async def add(self, tenant: str, session_id: str, ids: Sequence[str]) -> None:
         fields = _fields(tenant, session_id, ids)
 
-        async def op() -> None:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.xadd(self.stream, fields)
-                pipe.hincrby(self.waiting_key, tenant, len(ids))
-                await pipe.execute()
-
-        await call(op)
+        flat = [x for kv in fields.items() for x in kv]
+        await call(
+            lambda: self._add_script(
+                keys=[self.stream, self.waiting_key], args=[tenant, len(ids), *flat]
+            )
+        )
 
     async def tenant_backlog(self, tenant: str) -> tuple[int, int]:
         """A tenant's items waiting on the stream, and its items in parked jobs."""
@@ -145,7 +162,6 @@ class RedisEnrichmentQueue:
                 return await pipe.execute()
 
         waiting, parked = await call(op)
-        # never below 0: jobs queued by a version without these counts end uncounted
         return max(0, int(waiting or 0)), max(0, int(parked or 0))
 
     async def beat(self, consumer: str, alive: bool = True) -> None:
@@ -239,7 +255,7 @@ class RedisEnrichmentQueue:
         twice."""
         mode = "ack" if moved_to is None else "retry" if moved_to[0] == self.stream else "park"
         fields = [x for kv in (moved_to[1] if moved_to else {}).items() for x in kv]
-        triples = [x for j in jobs for x in (j.entry, j.tenant, len(j.ids))]
+        triples = [x for j in jobs for x in (j.entry, j.tenant, len(j.ids) if j.counted else 0)]
         await self._settle_script(
             keys=[self.stream, self.waiting_key, self.parked_count_key, self.parked_stream],
             args=[GROUP, mode, len(fields) // 2, *fields, *triples],
@@ -247,11 +263,11 @@ class RedisEnrichmentQueue:
 
     async def retry(self, job: EnrichmentJob) -> None:
         """Put a failed job back at the end of the stream with its attempt count."""
-        fields = _fields(job.tenant, job.session_id, job.ids) | {"a": str(job.attempt)}
+        fields = _fields(job.tenant, job.session_id, job.ids, job.counted) | {"a": str(job.attempt)}
         await call(lambda: self._settle([job], (self.stream, fields)))
 
     async def park(self, job: EnrichmentJob, error: str) -> None:
-        fields = _fields(job.tenant, job.session_id, job.ids)
+        fields = _fields(job.tenant, job.session_id, job.ids, job.counted)
         await call(lambda: self._park(job, fields, error))
 
     async def _park(self, job: EnrichmentJob, original: dict[str, str], error: str) -> None:

@@ -38,6 +38,7 @@ from bench.soak import Conn, Server, Stats
 from graphmem.cypher import library
 from graphmem.enrich.sentences import embed_memories
 from graphmem.settings import load_settings
+from graphmem.stores.redis.queue import RedisEnrichmentQueue
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -191,19 +192,14 @@ async def _until_enriched(conn: Conn, seconds: float) -> None:
 
 async def _sample(server: Server, started: float, out: list[dict[str, float]]) -> None:
     async with aioredis.Redis.from_url(server.redis_url) as redis:
+        queue = RedisEnrichmentQueue(redis)
         while True:
-            backlog = int(await redis.xlen("gm:enrich"))
-            first = await redis.xrange("gm:enrich", count=1)
-            lag = 0.0
-            if first:
-                raw: Any = first[0][0]
-                entry = raw.decode() if isinstance(raw, bytes) else str(raw)
-                lag = max(0.0, time.time() - int(entry.split("-")[0]) / 1000)
+            stats = await queue.stats()
             out.append(
                 {
                     "t": round(time.monotonic() - started, 2),
-                    "backlog": backlog,
-                    "lag_s": round(lag, 2),
+                    "backlog": stats.backlog,
+                    "lag_s": round(stats.oldest_seconds, 2),
                 }
             )
             await asyncio.sleep(0.5)

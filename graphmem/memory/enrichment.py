@@ -33,6 +33,9 @@ class Enrichment:
     #: items a worker has yet to finish that an explicit spill still waits for (about
     #: one enrichment batch, a fraction of a second)
     close_to_done = 256
+    #: hot items a recall embeds itself while a worker is alive: the newest ones, which
+    #: the agent may have added just before it recalls
+    inline_at_most = 2
 
     def __init__(
         self,
@@ -49,9 +52,15 @@ class Enrichment:
 
     async def vectors(self, tenant: str, session_id: str, items: Sequence[MemoryItem]) -> Vectors:
         """Embeddings for items: cached ones from Redis, the rest computed in a batch (and
-        cached for the next caller)."""
+        cached for the next caller). While a worker is alive, only the newest
+        ``inline_at_most`` missing items are computed here and the rest are left out: the
+        worker (at a lower CPU priority) is on its way to them, and embedding its backlog
+        in the API process would take the cores from every request, the worker's
+        included, at the moment it is furthest behind."""
         vectors = await self.hot.embeddings(tenant, session_id, [i.id for i in items])
         missing = [i for i in items if i.id not in vectors]
+        if len(missing) > self.inline_at_most and await self._delegated():
+            missing = sorted(missing, key=lambda i: i.created_at)[-self.inline_at_most :]
         if missing:
             computed = await asyncio.to_thread(
                 embed_memories, self.embedder, [i.content for i in missing]
@@ -91,13 +100,16 @@ class Enrichment:
         is close to done: an explicit spill right after the adds then writes them with
         their vectors and entities, as a spill did before write-behind, instead of leaving
         them to the jobs. A worker far behind (a backlog) is not waited for."""
-        if self.workers_alive is None or not await self.workers_alive():
+        if not await self._delegated():
             return
         deadline = time.monotonic() + seconds
+        # the items of now: later adds are not waited for, and each poll asks only for
+        # what the worker had still to finish
+        missing = [i.id for i in await self.hot.items(tenant, session_id)]
         while True:
-            ids = [i.id for i in await self.hot.items(tenant, session_id)]
-            missing = len(ids) - len(await self.hot.enrichment(tenant, session_id, ids))
-            if missing == 0 or missing > self.close_to_done or time.monotonic() > deadline:
+            done = await self.hot.enrichment(tenant, session_id, missing)
+            missing = [i for i in missing if i not in done]
+            if not missing or len(missing) > self.close_to_done or time.monotonic() > deadline:
                 return
             await asyncio.sleep(0.05)
 
@@ -106,7 +118,7 @@ class Enrichment:
         (onnxruntime, spaCy), so they run side by side on the machine's cores; what a
         worker already did for an item is taken from its cache instead."""
         done = await self.hot.enrichment(tenant, session_id, [i.id for i in batch])
-        if self.workers_alive is not None and await self.workers_alive():
+        if await self._delegated():
             return Prepared(
                 {k: e.vector for k, e in done.items()},
                 {k: e.sentences for k, e in done.items()},
@@ -126,6 +138,10 @@ class Enrichment:
         else:
             (vectors, sentences), found = await embedding, []
         return Prepared(vectors, sentences, unmentioned, found)
+
+    async def _delegated(self) -> bool:
+        """Whether a live worker will enrich what this process leaves."""
+        return self.workers_alive is not None and await self.workers_alive()
 
     def start(
         self, tenant: str, session_id: str, batch: Sequence[MemoryItem]

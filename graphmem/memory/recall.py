@@ -140,6 +140,11 @@ class Recall:
         if not items:
             return []
         vectors = await self.enrichment.vectors(tenant, q.session_id, items)
+        # an item a worker has yet to embed is left out until it has (its node written
+        # behind is found by the ranking meanwhile)
+        items = [i for i in items if i.id in vectors]
+        if not items:
+            return []
         matrix = np.asarray([vectors[i.id] for i in items], dtype=np.float32)
         scores = matrix @ np.asarray(query_vector, dtype=np.float32)
         hits = [

@@ -11,6 +11,7 @@ import pytest
 
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
+from graphmem.memory.enrichment import Enrichment
 from graphmem.memory.inputs import RecallQuery
 from graphmem.retrieval import Retriever
 from tests.conftest import Api, Stack, embed_calls, empty_redis_db, new_tenant, run_cypher
@@ -222,6 +223,60 @@ async def test_a_spill_leaves_embedding_to_a_live_worker_and_its_job_finishes_it
             id=late.id,
         )
         assert row["v"]
+    finally:
+        await service.close()
+
+
+def dentist(n: int) -> str:
+    """One sentence each (a sentence split would add to the embedder's batch)."""
+    return f"My dentist appointment number {n} is on Friday at 3pm with Dr Lee"
+
+
+async def test_recall_leaves_a_live_workers_backlog_to_it(stack: Stack) -> None:
+    """While a worker is alive, a recall embeds only the newest hot items the worker has
+    not reached (the ones just added), not the worker's whole backlog; the rest join
+    the hot hits once the worker has embedded them. With no worker, all of them."""
+    url = await empty_redis_db(stack, 10)
+    service = MemoryBuilder.from_settings(stack.settings(redis_url=url)).build()
+    await service.migrate()
+    assert service.worker is not None and service.queue is not None
+    try:
+        tenant = new_tenant()
+        added = [
+            await service.ingest.add(
+                tenant, {"session_id": "s1", "user_id": "bob", "content": dentist(n)}
+            )
+            for n in range(5)
+        ]
+        query = RecallQuery(
+            query="when is the dentist appointment", session_id="s1", user_id="bob", limit=10
+        )
+        await service.queue.beat("a-worker-not-yet-at-these-jobs")
+        with embed_calls(service) as calls:
+            early = await service.recall.recall(tenant, query)
+        newest = Enrichment.inline_at_most
+        assert max(calls) == newest  # beside the query's own embedding (one text)
+        assert [h.item.id for h in early.hot_hits] != []
+        assert {h.item.id for h in early.hot_hits} <= {i.id for i in added[-newest:]}
+        await service.queue.beat("a-worker-not-yet-at-these-jobs", alive=False)
+        await service.worker.drain(seconds=60)
+        with embed_calls(service) as calls:
+            late = await service.recall.recall(tenant, query)
+        assert {h.item.id for h in late.hot_hits} == {i.id for i in added}
+        assert sum(calls) <= 1  # the query at most: every item's vector is the worker's
+        # No worker alive and nothing cached: a recall embeds every hot item itself.
+        fresh = [
+            await service.ingest.add(
+                tenant, {"session_id": "s2", "user_id": "bob", "content": dentist(n + 5)}
+            )
+            for n in range(5)
+        ]
+        with embed_calls(service) as calls:
+            alone = await service.recall.recall(
+                tenant, query.model_copy(update={"session_id": "s2"})
+            )
+        assert {h.item.id for h in alone.hot_hits} == {i.id for i in fresh}
+        assert max(calls) == len(fresh)
     finally:
         await service.close()
 

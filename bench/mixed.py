@@ -225,11 +225,25 @@ async def write_to_read(server: Server, texts: list[str], rate: float, n: int) -
 
 
 async def backlog(server: Server) -> int:
-    """Write-behind jobs not yet done, read from the server's Redis."""
+    """The bench tenant's memories still waiting for their enrichment (the `enrichment`
+    query; 0 without write-behind)."""
+    conn = Conn(server, Stats())
+    try:
+        data = await conn.gql("enrichment", KEY, "{ enrichment { waiting } }")
+    finally:
+        await conn.close()
+    if data is None:
+        raise RuntimeError("the enrichment query failed")
+    return int(data["enrichment"]["waiting"])
+
+
+async def empty_database(url: str) -> None:
+    """The bench's own Redis database starts empty: jobs an earlier run left behind would
+    be another run's backlog."""
     import redis.asyncio as aioredis
 
-    async with aioredis.Redis.from_url(server.redis_url) as client:
-        return int(await client.xlen("gm:enrich"))
+    async with aioredis.Redis.from_url(url) as client:
+        await client.flushdb()
 
 
 #: per-client rates of the paced loads: each adder at these rates (16 adders), each spiller
@@ -244,6 +258,7 @@ async def run_config(name: str, env: dict[str, str], args: argparse.Namespace) -
     # the tail is what is measured, not admission control: no rate limit
     env = env | {"GRAPHMEM_RATE_LIMIT_PER_SECOND": "0"}
     server = Server({KEY: tenant}, log, redis_db=args.redis_db, env=env)
+    await empty_database(server.redis_url)
     server.start()
     try:
         single = await single_add_p50(server, texts, 120 if args.quick else 400)

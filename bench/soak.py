@@ -117,6 +117,11 @@ class Server:
         self.keys = keys
         self.extra_env = env or {}
         self.redis_db = redis_db
+        self.redis_url = self.extra_env.get("REDIS_URL") or os.environ.get("REDIS_URL")
+        self.redis_url = self.redis_url or "redis://127.0.0.1:6379/0"
+        if redis_db is not None:
+            url = urlsplit(self.redis_url)
+            self.redis_url = urlunsplit(url._replace(path=f"/{redis_db}"))
         self.port = free_port()
         self.log_path = log
         self.proc: subprocess.Popen[bytes] | None = None
@@ -131,10 +136,7 @@ class Server:
             "GRAPHMEM_PORT": str(self.port),
             "GRAPHMEM_WORKERS": "1",
         } | self.extra_env
-        if self.redis_db is not None:
-            url = urlsplit(env.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
-            env["REDIS_URL"] = urlunsplit(url._replace(path=f"/{self.redis_db}"))
-        self.redis_url = env.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+        env["REDIS_URL"] = self.redis_url
         log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "graphmem.cli", "serve"],

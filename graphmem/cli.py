@@ -257,6 +257,8 @@ def _import(args: argparse.Namespace) -> int:
             wait_seconds=args.wait,
         )
     print(f"added {report.added}, already there {report.skipped}, spilled {report.spilled}")
+    if report.tasks_added or report.tasks_skipped:
+        print(f"tasks: added {report.tasks_added}, already there {report.tasks_skipped}")
     if report.waiting:
         print(
             f"{report.waiting} memories still wait for their vectors and entities "
@@ -270,11 +272,15 @@ def _export(args: argparse.Namespace) -> int:
 
     with _client(args) as gm:
         if args.out == "-":
-            count = export_user(gm, args.user, sys.stdout)
+            done = export_user(gm, args.user, sys.stdout)
         else:
             with open(args.out, "w", encoding="utf-8") as out:
-                count = export_user(gm, args.user, out)
-    print(f"exported {count} memories of {args.user}", file=sys.stderr)
+                done = export_user(gm, args.user, out)
+    print(
+        f"exported {done.memories} memories, {done.entities} entities and {done.tasks} "
+        f"tasks of {args.user}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -32,6 +32,18 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(v: datetime) -> datetime:
+    """A time as graphmem stores it: one without a zone is read as UTC (docs/api.md), as
+    a naive time could not be compared with the aware ones every other node carries;
+    ValueError when it leaves years 1-9999 in UTC (Neo4j's range)."""
+    aware = v if v.tzinfo is not None else v.replace(tzinfo=UTC)
+    try:
+        aware.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError("outside years 1-9999 once converted to UTC") from exc
+    return aware
+
+
 def scope_token(tenant: str) -> str:
     """A single alphanumeric token standing for the tenant in the fulltext index."""
     return "tn" + hashlib.sha1(tenant.encode("utf-8")).hexdigest()[:20]
@@ -42,6 +54,12 @@ def tenant_fulltext(tenant: str) -> tuple[str, str]:
     tenant id: schema commands cannot take parameters, and this never carries input."""
     digest = hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:24]
     return f"memory_fulltext_{digest}", f"MemoryOf_{digest}"
+
+
+def tenant_vector_index(tenant: str) -> str:
+    """The tenant's own vector index, once it is large (over the label of
+    ``tenant_fulltext``)."""
+    return f"memory_vector_{tenant_fulltext(tenant)[0].removeprefix('memory_fulltext_')}"
 
 
 def _scoped(prefix: str, tenant: str, name: str) -> str:

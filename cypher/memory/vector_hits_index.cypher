@@ -1,8 +1,9 @@
-// Approximate nearest neighbours through the shared vector index, filtered to the
-// caller's scope, as one row of lists with each hit's sentence vectors. The index holds
-// every tenant, so $k over-fetches and the service widens it when the filter leaves too
-// few. Scores are the index's (1 + cosine) / 2.
-CALL db.index.vector.queryNodes('memory_embedding', $k, $embedding) YIELD node AS m, score
+// Approximate nearest neighbours through a vector index ($index: the shared one, or the
+// tenant's own once it has one), filtered to the caller's scope, as one row of lists
+// with each hit's sentence vectors. The shared index holds every tenant, so $k
+// over-fetches and the service widens it when the filter leaves too few. Scores are the
+// index's (1 + cosine) / 2.
+CALL db.index.vector.queryNodes($index, $k, $embedding) YIELD node AS m, score
 WHERE m.tenant = $tenant
   AND ($sessionId IS NULL OR m.sessionId = $sessionId)
   AND ($userId IS NULL OR m.userId = $userId)

@@ -25,7 +25,7 @@ from .entity_types import (
 )
 
 
-def _mapping(value: Any, field: str) -> dict[str, str]:
+def string_map(value: Any, field: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(
@@ -176,7 +176,7 @@ class EpisodeMutation:
             structure=input.structure,
             lessons=input.lessons or [],
             metrics=cast(dict[str, Any], input.metrics or {}),
-            mappings=_mapping(input.mappings, "mappings"),
+            mappings=string_map(input.mappings, "mappings"),
         )
         return Episode.of(episode)
 

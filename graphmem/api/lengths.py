@@ -30,6 +30,7 @@ FIELD_LIMITS: dict[str, int] = {
     "agentId": 128,
     "taskId": 128,
     "itemId": 128,
+    "importId": 200,
     "owner": 128,
     "fromOwner": 128,
     "toOwner": 128,

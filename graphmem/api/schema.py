@@ -22,16 +22,19 @@ from .feed import Subscription
 from .guard import DocumentGuard, Limits
 from .kinds import KindsMutation, KindsQuery
 from .memory import MemoryMutation, MemoryQuery
+from .task_transfer import TaskTransferMutation, TaskTransferQuery
 
 
 # The SDL lists the fragments' fields in base order, so memory's core operations come first.
 @strawberry.type
-class Query(MemoryQuery, EntityQuery, EpisodeQuery, KindsQuery):
+class Query(MemoryQuery, EntityQuery, EpisodeQuery, TaskTransferQuery, KindsQuery):
     pass
 
 
 @strawberry.type
-class Mutation(MemoryMutation, EntityMutation, EpisodeMutation, KindsMutation):
+class Mutation(
+    MemoryMutation, EntityMutation, EpisodeMutation, TaskTransferMutation, KindsMutation
+):
     pass
 
 

@@ -14,15 +14,20 @@ from . import operations as ops
 from .errors import Unauthenticated, Unavailable, from_graphql
 from .models import (
     Enrichment,
+    Episode,
     Event,
+    ImportedTask,
     MemoryItem,
     MemoryPage,
     RecallResult,
+    ScoredEpisode,
     ScoredMemory,
     SpillResult,
     Status,
     Step,
     Task,
+    TaskHandle,
+    TaskPage,
     UserEntity,
 )
 from .transport import Retry, body, data_of, unreachable
@@ -196,6 +201,61 @@ class AsyncGraphmem:
 
     async def task(self, task_id: str) -> Task:
         return await self._run(ops.task(task_id))
+
+    async def transfer_task(
+        self,
+        task_id: str,
+        to_owner: str,
+        generation: int,
+        *,
+        from_owner: str | None = None,
+        reason: str = "",
+    ) -> TaskHandle:
+        """Hand a task on; only its current handle (``from_owner``, ``generation``) may."""
+        return await self._run(ops.transfer_task(task_id, to_owner, generation, from_owner, reason))
+
+    async def record_episode(
+        self,
+        outcome: str,
+        success: bool,
+        *,
+        task_id: str | None = None,
+        description: str | None = None,
+        lessons: Sequence[str] = (),
+        metrics: dict[str, Any] | None = None,
+        mappings: dict[str, str] | None = None,
+        signature: str | None = None,
+    ) -> Episode:
+        """Record how a task went (without ``task_id``, a task of ``description``)."""
+        episode = {
+            "outcome": outcome,
+            "success": success,
+            "taskId": task_id,
+            "description": description,
+            "lessons": list(lessons),
+            "metrics": metrics,
+            "mappings": mappings,
+            "signature": signature,
+        }
+        return await self._run(
+            ops.record_episode({k: v for k, v in episode.items() if v is not None})
+        )
+
+    async def similar_episodes(
+        self, query: str, *, signature: str | None = None, limit: int = 5
+    ) -> list[ScoredEpisode]:
+        return await self._run(ops.similar_episodes(query, signature, limit))
+
+    async def owned_tasks(
+        self, owner: str, *, first: int = 100, after: str | None = None
+    ) -> TaskPage:
+        """One page of the tasks ``owner`` holds now, each with its steps, hand-overs and
+        episodes, in the shape ``import_task`` takes."""
+        return await self._run(ops.owned_tasks(owner, first, after))
+
+    async def import_task(self, task: dict[str, Any]) -> ImportedTask:
+        """Write an exported task back as it was, once per ``importId``."""
+        return await self._run(ops.import_task(task))
 
     async def complete_task(self, task_id: str, status: str = "completed") -> Task:
         return await self._run(ops.complete_task(task_id, status))

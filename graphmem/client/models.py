@@ -204,6 +204,59 @@ class Task:
 
 
 @dataclass(frozen=True)
+class TaskHandle:
+    task_id: str
+    owner: str | None
+    generation: int
+
+    FIELDS = "taskId owner generation"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> TaskHandle:
+        return cls(d["taskId"], d.get("owner"), d["generation"])
+
+
+@dataclass(frozen=True)
+class Episode:
+    id: str
+    task_id: str
+    outcome: str
+    success: bool
+    signature: str | None
+    lessons: list[str]
+    metrics: dict[str, Any]
+    mappings: dict[str, Any]
+
+    FIELDS = "id taskId outcome success signature lessons metrics mappings"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> Episode:
+        return cls(
+            d["id"],
+            d["taskId"],
+            d["outcome"],
+            d["success"],
+            d.get("signature"),
+            d["lessons"],
+            d["metrics"] or {},
+            d["mappings"] or {},
+        )
+
+
+@dataclass(frozen=True)
+class ScoredEpisode:
+    episode: Episode
+    #: the cosine, plus the boost of an exact signature match
+    similarity: float
+
+    FIELDS = f"episode {{ {Episode.FIELDS} }} similarity"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> ScoredEpisode:
+        return cls(Episode.of(d["episode"]), d["similarity"])
+
+
+@dataclass(frozen=True)
 class Event:
     kind: str
     at: str
@@ -219,3 +272,41 @@ class Event:
         return cls(
             d["kind"], d["at"], d.get("sessionId"), d.get("userId"), d["itemIds"], d["data"] or {}
         )
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    """Tasks an owner holds, each as ``importTask`` takes it back (``importId`` is the
+    task's id here): what ``graphmem export`` writes."""
+
+    items: list[dict[str, Any]]
+    #: ``after`` for the next page; None after the last
+    next: str | None
+
+    FIELDS = (
+        "next items { task { id description status owner generation createdAt completedAt "
+        "steps { action result status order startedAt endedAt owner generation } "
+        "transfers { fromOwner toOwner fromGeneration toGeneration reason at } } "
+        "episodes { description outcome success signature lessons metrics mappings createdAt } }"
+    )
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> TaskPage:
+        items = []
+        for owned in d["items"]:
+            task = dict(owned["task"])
+            items.append({"importId": task.pop("id"), **task, "episodes": owned["episodes"]})
+        return cls(items, d.get("next"))
+
+
+@dataclass(frozen=True)
+class ImportedTask:
+    task: Task
+    #: False when an earlier import wrote it (it is left as it was)
+    created: bool
+
+    FIELDS = f"created task {{ {Task.FIELDS} }}"
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> ImportedTask:
+        return cls(Task.of(d["task"]), bool(d["created"]))

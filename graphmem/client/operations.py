@@ -10,14 +10,19 @@ from typing import Any, Generic, TypeVar
 
 from .models import (
     Enrichment,
+    Episode,
+    ImportedTask,
     MemoryItem,
     MemoryPage,
     RecallResult,
+    ScoredEpisode,
     ScoredMemory,
     SpillResult,
     Status,
     Step,
     Task,
+    TaskHandle,
+    TaskPage,
     UserEntity,
 )
 
@@ -182,6 +187,35 @@ def add_step(
     )
 
 
+def transfer_task(
+    task_id: str, to_owner: str, generation: int, from_owner: str | None, reason: str
+) -> Op[TaskHandle]:
+    return Op(
+        "mutation($t: ID!, $to: String!, $g: Int!, $f: String, $r: String!) "
+        "{ transferTask(taskId: $t, toOwner: $to, generation: $g, fromOwner: $f, reason: $r) "
+        f"{{ {TaskHandle.FIELDS} }} }}",
+        _some(t=task_id, to=to_owner, g=generation, f=from_owner, r=reason),
+        lambda d: TaskHandle.of(d["transferTask"]),
+    )
+
+
+def record_episode(episode: dict[str, Any]) -> Op[Episode]:
+    return Op(
+        f"mutation($i: EpisodeInput!) {{ recordEpisode(input: $i) {{ {Episode.FIELDS} }} }}",
+        {"i": episode},
+        lambda d: Episode.of(d["recordEpisode"]),
+    )
+
+
+def similar_episodes(query: str, signature: str | None, limit: int) -> Op[list[ScoredEpisode]]:
+    return Op(
+        "query($q: String!, $s: String, $l: Int!) "
+        f"{{ similarEpisodes(query: $q, signature: $s, limit: $l) {{ {ScoredEpisode.FIELDS} }} }}",
+        _some(q=query, s=signature, l=limit),
+        lambda d: [ScoredEpisode.of(e) for e in d["similarEpisodes"]],
+    )
+
+
 def task(task_id: str) -> Op[Task]:
     return Op(
         f"query($t: ID!) {{ task(id: $t) {{ {Task.FIELDS} }} }}",
@@ -196,6 +230,23 @@ def complete_task(task_id: str, status: str) -> Op[Task]:
         f"{{ completeTask(taskId: $t, status: $s) {{ {Task.FIELDS} }} }}",
         {"t": task_id, "s": status},
         lambda d: Task.of(d["completeTask"]),
+    )
+
+
+def owned_tasks(owner: str, first: int, after: str | None) -> Op[TaskPage]:
+    return Op(
+        "query($o: String!, $n: Int!, $a: String) "
+        f"{{ tasks(owner: $o, first: $n, after: $a) {{ {TaskPage.FIELDS} }} }}",
+        _some(o=owner, n=first, a=after),
+        lambda d: TaskPage.of(d["tasks"]),
+    )
+
+
+def import_task(task: dict[str, Any]) -> Op[ImportedTask]:
+    return Op(
+        f"mutation($i: TaskImportInput!) {{ importTask(input: $i) {{ {ImportedTask.FIELDS} }} }}",
+        {"i": task},
+        lambda d: ImportedTask.of(d["importTask"]),
     )
 
 

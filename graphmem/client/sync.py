@@ -13,14 +13,19 @@ from . import operations as ops
 from .errors import Unavailable
 from .models import (
     Enrichment,
+    Episode,
+    ImportedTask,
     MemoryItem,
     MemoryPage,
     RecallResult,
+    ScoredEpisode,
     ScoredMemory,
     SpillResult,
     Status,
     Step,
     Task,
+    TaskHandle,
+    TaskPage,
     UserEntity,
 )
 from .transport import Retry, body, data_of, unreachable
@@ -194,6 +199,57 @@ class Graphmem:
 
     def task(self, task_id: str) -> Task:
         return self._run(ops.task(task_id))
+
+    def transfer_task(
+        self,
+        task_id: str,
+        to_owner: str,
+        generation: int,
+        *,
+        from_owner: str | None = None,
+        reason: str = "",
+    ) -> TaskHandle:
+        """Hand a task on; only its current handle (``from_owner``, ``generation``) may."""
+        return self._run(ops.transfer_task(task_id, to_owner, generation, from_owner, reason))
+
+    def record_episode(
+        self,
+        outcome: str,
+        success: bool,
+        *,
+        task_id: str | None = None,
+        description: str | None = None,
+        lessons: Sequence[str] = (),
+        metrics: dict[str, Any] | None = None,
+        mappings: dict[str, str] | None = None,
+        signature: str | None = None,
+    ) -> Episode:
+        """Record how a task went (without ``task_id``, a task of ``description``)."""
+        episode = {
+            "outcome": outcome,
+            "success": success,
+            "taskId": task_id,
+            "description": description,
+            "lessons": list(lessons),
+            "metrics": metrics,
+            "mappings": mappings,
+            "signature": signature,
+        }
+        return self._run(ops.record_episode({k: v for k, v in episode.items() if v is not None}))
+
+    def similar_episodes(
+        self, query: str, *, signature: str | None = None, limit: int = 5
+    ) -> list[ScoredEpisode]:
+        return self._run(ops.similar_episodes(query, signature, limit))
+
+    def owned_tasks(self, owner: str, *, first: int = 100, after: str | None = None) -> TaskPage:
+        """One page of the tasks ``owner`` holds now, each with its steps, hand-overs and
+        episodes, in the shape ``import_task`` takes."""
+        return self._run(ops.owned_tasks(owner, first, after))
+
+    def import_task(self, task: dict[str, Any]) -> ImportedTask:
+        """Write an exported task back as it was, once per ``importId``."""
+        return self._run(ops.import_task(task))
 
     def complete_task(self, task_id: str, status: str = "completed") -> Task:
         return self._run(ops.complete_task(task_id, status))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BadInput
-from ..models import MemoryType, Tier
+from ..models import MemoryType, Tier, as_utc
 from ..retrieval import Retriever
 from ..settings import ID_PATTERN
 
@@ -47,16 +47,7 @@ class AddMemory(BaseModel):
     @field_validator("occurred_at")
     @classmethod
     def _utc(cls, v: datetime | None) -> datetime | None:
-        # A time without a zone is read as UTC (docs/api.md): stored naive, it could not
-        # be compared with the aware times every other memory carries.
-        if v is None:
-            return None
-        aware = v if v.tzinfo is not None else v.replace(tzinfo=UTC)
-        try:
-            aware.astimezone(UTC)  # Neo4j stores it in UTC: years 1-9999 there too
-        except OverflowError as exc:
-            raise ValueError("outside years 1-9999 once converted to UTC") from exc
-        return aware
+        return None if v is None else as_utc(v)
 
     @field_validator("session_id")
     @classmethod

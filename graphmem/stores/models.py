@@ -150,6 +150,15 @@ class Episode(StoreModel):
     created_at: datetime | None = None
 
 
+class OwnedTask(StoreModel):
+    """A task with everything that hangs off it: what an export of its owner writes."""
+
+    task: Task
+    steps: list[Step] = Field(default_factory=list)
+    transfers: list[Transfer] = Field(default_factory=list)
+    episodes: list[Episode] = Field(default_factory=list)
+
+
 class ScoredEpisode(StoreModel):
     episode: Episode
     similarity: float

@@ -4,12 +4,14 @@ One ``kind: memory`` line per memory, in conversation order, from every tier: id
 sessionId, userId, content, type, tier, metadata (without an earlier import's id) and
 occurredAt (the memory's createdAt). Then one ``kind: entity`` line per entity the user
 mentioned, for reading; import skips them, since spilling the memories derives them
-again.
+again. Last, one ``kind: task`` line per task the user owns (whose owner is the user's
+id), with its steps, hand-overs and episodes, as ``importTask`` takes it back.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..client import Graphmem, MemoryItem
@@ -30,15 +32,22 @@ def memory_line(item: MemoryItem) -> dict[str, Any]:
     }
 
 
-def export_user(gm: Graphmem, user_id: str, out: TextIO) -> int:
-    """Write the user's memories and entities; the number of memories."""
-    count = 0
+@dataclass
+class Exported:
+    memories: int = 0
+    entities: int = 0
+    tasks: int = 0
+
+
+def export_user(gm: Graphmem, user_id: str, out: TextIO) -> Exported:
+    """Write the user's memories, entities and tasks; how many of each."""
+    done = Exported()
     after: str | None = None
     while True:
         page = gm.memories(user_id=user_id, after=after)
         for item in page.items:
             out.write(json.dumps(memory_line(item), ensure_ascii=False) + "\n")
-            count += 1
+            done.memories += 1
         if page.next is None:
             break
         after = page.next
@@ -52,4 +61,13 @@ def export_user(gm: Graphmem, user_id: str, out: TextIO) -> int:
             "lastSeen": entity.last_seen.isoformat() if entity.last_seen else None,
         }
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    return count
+        done.entities += 1
+    after = None
+    while True:
+        tasks = gm.owned_tasks(user_id, after=after)
+        for task in tasks.items:
+            out.write(json.dumps({"kind": "task", **task}, ensure_ascii=False) + "\n")
+            done.tasks += 1
+        if tasks.next is None:
+            return done
+        after = tasks.next

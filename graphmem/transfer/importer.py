@@ -4,7 +4,8 @@ Before a batch is added, the memories already carrying its import ids are looked
 (``memories(metadataField, metadataValues)``), so a run killed at any point and started
 again adds each record once. Tiers are restored after adding: a record exported as WARM
 or COLD is spilled there (``spill(itemIds, tier)``), and a rerun finishes spills an
-interrupted run left undone.
+interrupted run left undone. Exported tasks go last, one ``importTask`` each, which skips
+a task an earlier run wrote (by its import id).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..client import Graphmem, MemoryItem
-from .sources import IMPORT_ID, Record, records
+from .sources import IMPORT_ID, Record, records, tasks
 
 #: how long the import follows a backlog that no worker is there to take
 NO_WORKER_SECONDS = 10.0
@@ -28,6 +29,8 @@ class ImportReport:
     added: int = 0
     skipped: int = 0
     spilled: int = 0
+    tasks_added: int = 0
+    tasks_skipped: int = 0
     #: the tenant's memories still waiting for their vectors when the import returned
     waiting: int = 0
 
@@ -79,6 +82,11 @@ def import_file(
             report.skipped += len(chunk) - len(new)
             report.spilled += _restore_tiers(gm, chunk, found)
             bar.update(len(chunk))
+    for task in tasks(path):
+        if gm.import_task(task).created:
+            report.tasks_added += 1
+        else:
+            report.tasks_skipped += 1
     if wait_seconds > 0:
         report.waiting = enriched(gm, wait_seconds, progress)
     return report

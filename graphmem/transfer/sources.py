@@ -126,9 +126,16 @@ def _documents(path: Path) -> Iterator[tuple[int, dict[str, Any], str]]:
             yield number, json.loads(line), line
 
 
+def tasks(path: Path) -> Iterator[dict[str, Any]]:
+    """The exported tasks of a file (``kind: task`` lines), each an ``importTask`` input."""
+    for _, doc, _ in _documents(path):
+        if isinstance(doc, dict) and doc.get("kind") == "task":
+            yield {k: v for k, v in doc.items() if k != "kind"}
+
+
 def records(path: Path) -> Iterator[Record]:
-    """Every record of a file; lines of other kinds (exported entities, which spill
-    derives again from the memories) are skipped."""
+    """Every memory record of a file; exported entities (which spill derives again from
+    the memories) and tasks (``tasks``) are not memories."""
     for number, doc, line in _documents(path):
         if not isinstance(doc, dict):
             raise ValueError(f"{path}:{number}: not a JSON object")

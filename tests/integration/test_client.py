@@ -125,6 +125,36 @@ def test_tasks_and_steps(gm: Graphmem) -> None:
     assert [s.action for s in read.steps] == ["draft", "review"]
     done = gm.complete_task(task.id, "failed")
     assert done.status == "failed"
+    reviewer = f"reviewer-{uuid.uuid4().hex[:8]}"
+    handle = gm.transfer_task(task.id, reviewer, task.generation, from_owner="planner")
+    assert (handle.owner, handle.generation) == (reviewer, task.generation + 1)
+    with pytest.raises(Forbidden):  # the old handle is stale now
+        gm.transfer_task(task.id, "planner", task.generation, from_owner="planner")
+    episode = gm.record_episode(
+        "shipped late",
+        False,
+        task_id=task.id,
+        lessons=["start the review earlier"],
+        metrics={"days": 3},
+        mappings={"format": "pdf"},
+        signature="sig-report",
+    )
+    assert (episode.task_id, episode.metrics, episode.mappings) == (
+        task.id,
+        {"days": 3},
+        {"format": "pdf"},
+    )
+    (best, *_) = gm.similar_episodes("shipping the report", signature="sig-report")
+    assert best.episode.id == episode.id and best.similarity > 0.6  # the signature boost
+    (exported,) = gm.owned_tasks(reviewer).items
+    assert [s["action"] for s in exported["steps"]] == ["draft", "review"]
+    assert exported["episodes"][0]["outcome"] == "shipped late"
+    copy = gm.import_task({**exported, "importId": f"copy-of-{task.id}"})
+    assert copy.created and copy.task.id != task.id
+    assert [s.action for s in copy.task.steps] == ["draft", "review"]
+    assert not gm.import_task({**exported, "importId": f"copy-of-{task.id}"}).created
+    with pytest.raises(BadInput):
+        gm.import_task({**exported, "importId": "bad-generation", "generation": 0})
 
 
 def test_an_error_of_each_code_is_raised_as_its_exception(gm: Graphmem, url: str) -> None:

@@ -97,6 +97,7 @@ ENTITY = "id name type aliases mentionCount mergedFrom"
 DETAIL = f"""entity {{ {ENTITY} }} mentions {{ memoryId content surface via userId }}
   relations {{ type direction otherId otherName sources closedBy }} cooccurring {{ otherId weight }}"""
 STEP = "id action result status order owner generation"
+OWNED = "items { task { id description owner generation } episodes { id outcome } } next"
 TASK = f"id description status owner generation steps {{ {STEP} }} episodeIds transfers {{ fromOwner toOwner fromGeneration toGeneration reason }}"
 EPISODE = "id taskId description outcome success signature lessons metrics mappings"
 SEPISODE = f"episode {{ {EPISODE} }} similarity cosine signatureMatch"
@@ -212,6 +213,7 @@ ATTEMPTS: list[Attempt] = [
     Attempt("task(A's owned, transferred task)", "task", A(q("task", '(id: "<owned_task>")', TASK)), "denied"),
     Attempt("task(A's episode-made task)", "task", A(q("task", '(id: "<episode_task>")', TASK)), "denied"),
     Attempt("similarEpisodes(query)", "similarEpisodes", const(q("similarEpisodes", f'(query: "{QUERY}", limit: 50)', SEPISODE)), "same"),
+    Attempt("tasks(A's owner)", "tasks", const(q("tasks", '(owner: "pipe-2", first: 500)', OWNED)), "same"),
     Attempt("similarEpisodes(A's signature)", "similarEpisodes", const(q("similarEpisodes", f'(query: "deploy", signature: "{SIG}")', SEPISODE)), "same"),
     Attempt("priorKnowledge(query)", "priorKnowledge", const(q("priorKnowledge", f'(query: "{QUERY}")', f"votes {{ key value confidence votes alternatives }} episodes {{ {SEPISODE} }}")), "same"),
     Attempt("priorKnowledge(signature, validValues)", "priorKnowledge", const(q("priorKnowledge", f'(query: "deploy", signature: "{SIG}", validValues: ["x"])', f"votes {{ key value }} episodes {{ {SEPISODE} }}")), "same"),
@@ -281,6 +283,7 @@ ATTEMPTS: list[Attempt] = [
     Attempt("spill(shared session)", "spill", const(m("spill", f'(sessionId: "{SESSION}", count: 100)', "spilledCount spilledIds warmIds coldIds")), "own"),
     Attempt("setEntityAlias(name → A's entity id)", "setEntityAlias", const(m("setEntityAlias", '(alias: "countess", canonical: "PERSON|ada lovelace")')), "denied"),
     Attempt("setEntityAlias(A's alias name)", "setEntityAlias", const(m("setEntityAlias", '(alias: "adal", canonical: "bee")')), "own"),
+    Attempt("importTask(A's task id as importId)", "importTask", A(m("importTask", f'(input: {{importId: "<owned_task>", description: "b import", owner: "pipe-2", steps: [{{action: "b", order: 0}}], episodes: [{{outcome: "b", success: true, signature: "{SIG}"}}]}})', f"created task {{ {TASK} }}")), "own", lambda v: v["created"] is True),
     Attempt("createTask(A's owner name)", "createTask", const(m("createTask", '(description: "b task", owner: "pipe-2")', TASK)), "own"),
     Attempt("recordEpisode(A's signature)", "recordEpisode", const(m("recordEpisode", f'(input: {{outcome: "b out", success: false, signature: "{SIG}", description: "b", steps: [{{action: "b", status: FAILED}}], mappings: {{col: "b"}}}})', EPISODE)), "own"),
     Attempt("reflect()", "reflect", const(m("reflect", "", REFLECTION)), "own"),

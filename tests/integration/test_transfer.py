@@ -88,6 +88,7 @@ def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None
                     ids = [m.id for m in gm.memories(session_id=session).items]
                     gm.spill(session, item_ids=ids, tier=("WARM", "COLD")[n % 3])
         source_items = {u: everything(gm, u) for u in users}
+        owned = {u: tasks_of(gm, u) for u in users}
     for user in users:
         ok(cli(url, KEYS["source"], "export", "--user", user, "--out", str(tmp_path / user)))
         ok(cli(url, KEYS["copy"], "import", str(tmp_path / user), "--quiet", "--wait", "0"))
@@ -98,6 +99,12 @@ def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None
         assert len(exported) == len(source_items[user])
         assert all(m["metadata"].get("dia_id") for m in exported)
         assert any(json.loads(line)["kind"] == "entity" for line in (tmp_path / user).open())
+        tasks, copied_tasks = exported_tasks(tmp_path / user), exported_tasks(tmp_path / "copy")
+        assert copied_tasks == tasks and len(tasks) == owned[user]
+    # The tasks came back whole: a rerun of the import skips them, and their episodes
+    # are found and voted on in the copy as in the source.
+    again = ok(cli(url, KEYS["copy"], "import", str(tmp_path / users[0]), "--quiet"))
+    assert f"tasks: added 0, already there {owned[users[0]]}" in again
     overlaps: list[float] = []
     with Graphmem(url, KEYS["source"]) as source, Graphmem(url, KEYS["copy"]) as copy:
         for conversation in conversations:
@@ -107,9 +114,50 @@ def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None
                 got = found(copy.search(qa["question"], user_id=user))
                 assert got[:1] == want[:1], qa["question"]
                 overlaps.append(len(set(got) & set(want)) / max(len(want), 1))
+        for question in ("deploy the nightly report", "migrate the billing table"):
+            want_episodes = source.similar_episodes(question)
+            got_episodes = copy.similar_episodes(question)
+            assert [e.episode.outcome for e in got_episodes] == [
+                e.episode.outcome for e in want_episodes
+            ]
+            assert [round(e.similarity, 4) for e in got_episodes] == [
+                round(e.similarity, 4) for e in want_episodes
+            ]
     # Scores differ in the third decimal between the tenants (cause not yet found), which
     # can swap near-ties lower down: the best match is the same, the top 10 nearly so.
     assert sum(overlaps) / len(overlaps) >= 0.9, overlaps
+
+
+def tasks_of(gm: Graphmem, user: str) -> int:
+    """Tasks the user owns in the source: one handed over to the user and worked on,
+    one completed with two episodes; and a task of someone else, which stays behind.
+    How many the user owns."""
+    first = gm.create_task(f"deploy the nightly report for {user}", owner="pipeline")
+    gm.add_step(first.id, "build", result="ok", owner="pipeline", generation=1)
+    gm.transfer_task(first.id, user, 1, from_owner="pipeline", reason="review")
+    gm.add_step(first.id, "review", status="FAILED", owner=user, generation=2)
+    gm.add_step(first.id, "review again", owner=user, generation=2)
+    second = gm.create_task(f"migrate the billing table of {user}", owner=user)
+    for outcome, success in (("timed out on the lock", False), ("migrated", True)):
+        gm.record_episode(
+            outcome,
+            success,
+            task_id=second.id,
+            lessons=[f"lesson after {outcome}"],
+            metrics={"rows": 1200, "seconds": 3.5},
+            mappings={"table": "billing"},
+            signature="sig-migrate",
+        )
+    gm.complete_task(second.id, "completed")
+    gm.create_task(f"someone else's task about {user}", owner="another-agent")
+    return 2
+
+
+def exported_tasks(path: Path) -> list[dict[str, Any]]:
+    """Exported tasks without their import ids (the ids they had where they came from)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    tasks = [{k: v for k, v in t.items() if k != "importId"} for t in lines if t["kind"] == "task"]
+    return sorted(tasks, key=lambda t: t["description"])
 
 
 def found(hits: list[ScoredMemory]) -> list[tuple[str, str]]:

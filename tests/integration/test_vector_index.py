@@ -77,3 +77,54 @@ async def test_service_recall_uses_the_vector_index_beyond_the_exact_scan_limit(
     hits = await service.recall.search(tenant, RecallQuery(session_id="s", query="how much money"))
     assert hits[0].item.content == "The budget is $50K"
     assert {h.item.tenant for h in hits} == {tenant}
+
+
+async def test_a_large_tenant_gets_a_vector_index_of_its_own(
+    service: Memory, tenant: str, stack: Stack
+) -> None:
+    """Past ``own_index_above`` memories, a tenant's tenant-wide probes go through an
+    index of its own once Neo4j has populated it: the same hits as through the shared
+    index, without other tenants' neighbours to wade through. Below it, the shared one."""
+    from graphmem.memory import RecallQuery
+    from graphmem.models import tenant_vector_index
+    from graphmem.retrieval import Retriever
+
+    texts = ["The budget is $50K", "The venue is in Porto", "Dinner was at eight"]
+    for text in texts:
+        await service.ingest.add(tenant, {"session_id": "s", "content": text})
+    await service.spills.spill(tenant, "s", count=3)
+    query = RecallQuery(query="how much money", retriever=Retriever.VECTOR, limit=3)
+    indexes = service.graph.search.vector_indexes  # type: ignore[attr-defined]
+    dimension = service.embedder.dimension
+    shared = await indexes.choose(tenant, dimension)
+    assert shared.name == "memory_embedding" and 0 < shared.share < 1
+    before = await service.recall.search(tenant, query)
+    name = tenant_vector_index(tenant)
+    indexes.own_index_above = 2
+    try:
+        first = await indexes.choose(tenant, dimension)  # creates it; not online yet
+        assert first.name == "memory_embedding"
+        state = await service.graph.index_state([name])  # type: ignore[attr-defined]
+        assert state[name]["type"] == "VECTOR"
+        driver = AsyncGraphDatabase.driver(
+            stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
+        )
+        async with driver:
+            await driver.execute_query("CALL db.awaitIndexes(120)")
+            own = await indexes.choose(tenant, dimension)
+            assert (own.name, own.share) == (name, 1.0)
+            after = await service.recall.search(tenant, query)
+            assert [(h.item.id, round(h.score, 5)) for h in after] == [
+                (h.item.id, round(h.score, 5)) for h in before
+            ]
+            assert after[0].item.content == "The budget is $50K"
+            # the index holds the tenant's memories only
+            records, _, _ = await driver.execute_query(
+                "CALL db.index.vector.queryNodes($index, 50, $q) YIELD node "
+                "RETURN collect(DISTINCT node.tenant) AS tenants",
+                {"index": name, "q": [1.0] + [0.0] * (dimension - 1)},
+            )
+            assert records[0]["tenants"] == [tenant]
+            await driver.execute_query(f"DROP INDEX {name} IF EXISTS")
+    finally:
+        indexes.own_index_above = type(indexes).own_index_above

@@ -21,8 +21,9 @@ TENANTLESS = {
     "admin/await_index",
     "admin/migration_done",  # markers of one-off migrations, database-wide
     "admin/migration_mark",
-    # the per-tenant index's DDL: names from a hash of the tenant, no data read or written
+    # the per-tenant indexes' DDL: names from a hash of the tenant, no data read or written
     "tenant/fulltext_index",
+    "tenant/vector_index",
     # two counts from the count store (all memories, the tenant's label): how wide search
     # probes the shared vector index; no memory read, nothing returned to a client
     "memory/index_share",

@@ -9,6 +9,7 @@ from typing import Any
 from ..models import (
     Episode,
     EpisodeSteps,
+    OwnedTask,
     Reflection,
     ScoredEpisode,
     Step,
@@ -81,6 +82,22 @@ class Neo4jEpisodeStore:
     async def get_task(self, tenant: str, task_id: str) -> TaskDetail | None:
         records = await self.graph.run("episode/get_task", {"tenant": tenant, "taskId": task_id})
         return parse.task_detail(records[0]) if records else None
+
+    async def owned_tasks(
+        self, tenant: str, owner: str, after: str | None, limit: int
+    ) -> list[OwnedTask]:
+        records = await self.graph.run(
+            "episode/owned_tasks",
+            {"tenant": tenant, "owner": owner, "after": after, "limit": limit},
+        )
+        return [parse.owned_task(r) for r in records]
+
+    async def import_task(self, tenant: str, task: dict[str, Any]) -> tuple[Task, bool]:
+        """The task as imported (or found from an earlier run) and whether it is new."""
+        (record,) = await self.graph.run(
+            "episode/import_task", {"tenant": tenant, **task}, write=True
+        )
+        return parse.task(record["task"]), bool(record["created"])
 
     async def record_episode(self, tenant: str, episode: dict[str, Any]) -> Episode | None:
         records = await self.graph.run(

@@ -20,7 +20,7 @@ from .session import Neo4jSession
 
 _NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 MIGRATION = "tenant-fulltext-indexes"
-_ALREADY_THERE = (
+ALREADY_THERE = (
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
     "Neo.ClientError.Schema.IndexAlreadyExists",
 )
@@ -48,7 +48,7 @@ class TenantFulltext:
             except ClientError as exc:
                 # IF NOT EXISTS does not cover a creation racing in another transaction
                 # (another request, another replica): that one made the same index.
-                if exc.code not in _ALREADY_THERE:
+                if exc.code not in ALREADY_THERE:
                     raise
         await self._session.run(
             "admin/await_index", {"name": index, "timeoutSeconds": 60}, write=True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from ...models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
@@ -25,6 +25,7 @@ from ..models import (
     Episode,
     EpisodeSteps,
     MergeResult,
+    OwnedTask,
     Reflection,
     ScoredEpisode,
     Step,
@@ -209,6 +210,19 @@ def task_detail(row: Row) -> TaskDetail:
     return TaskDetail(
         task=task(row["task"]), steps=_steps(row["steps"]), episodes=list(row["episodes"])
     )
+
+
+def owned_task(row: Row) -> OwnedTask:
+    return OwnedTask(
+        task=task(row["task"]),
+        steps=_steps(row["steps"]),
+        transfers=sorted((transfer(x) for x in row["transfers"]), key=lambda x: x.to_generation),
+        episodes=sorted((episode(e) for e in row["episodes"]), key=_recorded),
+    )
+
+
+def _recorded(e: Episode) -> tuple[datetime, str]:
+    return (e.created_at or datetime.min.replace(tzinfo=UTC), e.id)
 
 
 def transfer(x: Row) -> Transfer:

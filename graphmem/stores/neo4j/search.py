@@ -1,5 +1,6 @@
 """Searching the graph store's memories: BM25 through the tenant's fulltext index,
-nearest neighbours (exact in a small scope, the shared vector index beyond), the turns
+nearest neighbours (exact in a small scope, a vector index beyond: ``vectorindex.py``
+says which), the turns
 around a hit, the memories that mention an entity, and the rows a scope's in-memory copy
 is built from (``memory/scopecache.py``).
 
@@ -10,10 +11,8 @@ Reached as ``Neo4jGraphStore.search``; runs on the store's driver.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ from ...models import MemoryType, Tier, pack_vector
 from ..models import MemoryRows
 from .fulltext import TenantFulltext
 from .session import Neo4jSession
+from .vectorindex import TenantVectorIndexes
 
 log = logging.getLogger("graphmem.search")
 
@@ -69,9 +69,7 @@ class Neo4jGraphSearch:
         self._session = session
         # The store's, so that an index ensured by a write is known to searches too.
         self._fulltext = fulltext
-        #: tenant -> (share of the vector index, until when it holds)
-        self._shares: dict[str, tuple[float, float]] = {}
-        self._counting: dict[str, asyncio.Future[None]] = {}
+        self.vector_indexes = TenantVectorIndexes(session, fulltext)
 
     #: below this many memories in a scope, recall ranks them exactly instead of via ANN
     exact_scan_limit = 20_000
@@ -111,12 +109,13 @@ class Neo4jGraphSearch:
                 )
                 (record,) = await self._session.run(exact, params)
                 return _cosines(memory_rows(record))
-        # The index is shared across tenants: over-fetch by the tenant's share of it, and
-        # widen until the scope filter leaves enough hits or the whole index has been
-        # looked at. HNSW's cost grows with k, and a probe too small costs a second one:
-        # sizing the first by the share makes a second rare.
-        share = await self._index_share(tenant)
-        k = min(100_000, max(limit * 2, 100, int(1.5 * limit / share)))
+        # In the shared index, over-fetch by the tenant's share of it, and widen until
+        # the scope filter leaves enough hits or the whole index has been looked at.
+        # HNSW's cost grows with k, and a probe too small costs a second one: sizing the
+        # first by the share makes a second rare.
+        index = self.vector_indexes.current(tenant, len(params["embedding"]))
+        params["index"] = index.name
+        k = min(100_000, max(limit * 2, 100, int(1.5 * limit / index.share)))
         while True:
             (record,) = await self._session.run("memory/vector_hits_index", {**params, "k": k})
             rows = memory_rows(record)
@@ -126,31 +125,6 @@ class Neo4jGraphSearch:
             # texts, the same topics): widen by the yield this probe had, not blindly.
             found = len(rows.ids)
             k = min(100_000, 10 * k if found == 0 else max(2 * k, int(1.5 * k * limit / found)))
-
-    async def _index_share(self, tenant: str) -> float:
-        """The tenant's share of the vector index (at least 1%): an estimate that only
-        sizes a probe, never decides a result. Counting a large tenant takes a label scan
-        (~0.1 s per 100,000 memories), so it is refreshed in the background at most once
-        a minute per tenant and process; until the first count lands, 1 (no over-fetch
-        beyond the usual)."""
-        now = time.monotonic()
-        held = self._shares.get(tenant)
-        if (held is None or held[1] <= now) and tenant not in self._counting:
-            self._counting[tenant] = asyncio.ensure_future(self._count_share(tenant))
-            self._counting[tenant].add_done_callback(lambda _: self._counting.pop(tenant, None))
-        return held[0] if held is not None else 1.0
-
-    async def _count_share(self, tenant: str) -> None:
-        try:
-            _, label = await self._fulltext.ensure(tenant)
-            (row,) = await self._session.run("memory/index_share", {"label": label})
-        except GraphmemError as exc:
-            log.warning("could not count the vector index share of %s: %s", tenant, exc.message)
-            return
-        share = max(0.01, min(1.0, int(row["mine"]) / max(1, int(row["total"]))))
-        if len(self._shares) > 10_000:
-            self._shares.clear()
-        self._shares[tenant] = (share, time.monotonic() + 60.0)
 
     async def scope_size(
         self,

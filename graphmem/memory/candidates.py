@@ -6,6 +6,7 @@ the turns around any memory.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from ..enrich.sentences import best_cosines
 from ..models import MemoryType
 from ..stores import GraphSearch
 from ..stores.models import MemoryRows
+from .enrichment import discard
 from .scopeview import F32, ScopeView, Turn
 
 Near = Callable[[Sequence[str], int], Awaitable[list[tuple[str, Turn, float]]]]
@@ -112,9 +114,33 @@ async def from_graph(
     scope_size: int | None,
 ) -> Sources:
     """Vector hits from Cypher (exact in a small scope, the vector index beyond); BM25
-    hits' cosines from the vectors their rows carry (read now when they do not)."""
-    if text is not None and text.ids and all(v is None for v in text.vectors):
-        with_vectors = await graph.rows_by_ids(scope.tenant, text.ids)
+    hits' cosines from the vectors their rows carry (read now, beside the vector hits,
+    when they do not)."""
+    filling = (
+        asyncio.ensure_future(graph.rows_by_ids(scope.tenant, text.ids))
+        if text is not None and text.ids and all(v is None for v in text.vectors)
+        else None
+    )
+    vector: list[Hit] = []
+    try:
+        hits = (
+            await graph.vector_hits(
+                scope.tenant,
+                scope.query.tolist(),
+                k,
+                session_id=scope.session_id,
+                user_id=scope.user_id,
+                types=scope.types,
+                tiers=scope.tiers,
+                scope_size=scope_size,
+            )
+            if k > 0
+            else None
+        )
+        with_vectors = await filling if filling is not None else None
+    finally:
+        discard(filling)
+    if text is not None and with_vectors is not None:
         by_id = dict(zip(with_vectors.ids, with_vectors.vectors, strict=True))
         sentences = dict(zip(with_vectors.ids, with_vectors.sentences, strict=True))
         text = dataclasses.replace(
@@ -122,18 +148,7 @@ async def from_graph(
             vectors=[by_id.get(i) for i in text.ids],
             sentences=[sentences.get(i) for i in text.ids],
         )
-    vector: list[Hit] = []
-    if k > 0:
-        hits = await graph.vector_hits(
-            scope.tenant,
-            scope.query.tolist(),
-            k,
-            session_id=scope.session_id,
-            user_id=scope.user_id,
-            types=scope.types,
-            tiers=scope.tiers,
-            scope_size=scope_size,
-        )
+    if hits is not None:
         vector_best = _best(hits, scope.query, dimension, hits.scores)
         vector = [
             (t, c, c, b) for t, c, b in zip(rows_turns(hits), hits.scores, vector_best, strict=True)

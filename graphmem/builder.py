@@ -41,8 +41,10 @@ from .stores import (
     EnrichmentQueue,
     GraphStore,
     HotTier,
+    Leases,
     ProfileStore,
     ScopeVersions,
+    WorkingStore,
 )
 from .stores.neo4j.entities import Neo4jEntityStore
 from .stores.neo4j.episodes import Neo4jEpisodeStore
@@ -51,8 +53,10 @@ from .stores.neo4j.profiles import Neo4jProfileStore
 from .stores.redis.admission import RedisAdmission
 from .stores.redis.conversation import RedisConversationStore
 from .stores.redis.hot import RedisHotTier
+from .stores.redis.lease import RedisLeases
 from .stores.redis.queue import RedisEnrichmentQueue
 from .stores.redis.versions import RedisScopeVersions
+from .stores.redis.working import RedisWorkingStore
 
 
 @lru_cache(maxsize=4)
@@ -80,6 +84,8 @@ class MemoryBuilder:
         self._episodes: EpisodicMemory | None = None
         self._profiles: ProfileStore | None = None
         self._conversation: ConversationStore | None = None
+        self._working: WorkingStore | None = None
+        self._leases: Leases | None = None
         self._personas: dict[str, PersonaConfig] = {}
         self._queue: EnrichmentQueue | None = None
         self._versions: ScopeVersions | None = None
@@ -152,6 +158,17 @@ class MemoryBuilder:
         the built memory carries the MemoryManager router as ``memory.manager``."""
         self._profiles, self._conversation = profiles, conversation
         self._personas = dict(personas or {})
+        return self
+
+    def with_working(self, store: WorkingStore | None) -> Self:
+        """Where tasks' working memory lives (Redis, shared by every replica)."""
+        self._working = store
+        return self
+
+    def with_leases(self, leases: Leases | None) -> Self:
+        """Leases that let one replica at a time run the maintenance loop; None: this
+        process runs it whatever the others do."""
+        self._leases = leases
         return self
 
     def with_admission(self, store: AdmissionStore | None, limits: AdmissionLimits) -> Self:
@@ -237,6 +254,8 @@ class MemoryBuilder:
             query_embedder=self._query_embedder,
             cache_bytes=self._cache_bytes,
             cache_scope_limit=self._cache_scope_limit,
+            working=self._working,
+            leases=self._leases,
         )
         if self._profiles is not None and self._conversation is not None:
             service.manager = MemoryManager(
@@ -289,6 +308,8 @@ class MemoryBuilder:
             .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))
+            .with_working(RedisWorkingStore(hot.client))
+            .with_leases(RedisLeases(hot.client))
             .with_queue(RedisEnrichmentQueue(hot.client) if settings.write_behind else None)
             .with_scope_cache(
                 RedisScopeVersions(hot.client),

@@ -172,7 +172,7 @@ class EpisodicMemory:
         if task is None:
             raise NotFound(f"no task {task_id}", taskId=task_id)
         if self.working is not None:
-            self.working.clear(tenant, task_id)  # a finished task's scratch pad is done
+            await self.working.clear(tenant, task_id)  # a finished task's pad is done
         return task
 
     async def task(self, tenant: str, task_id: str) -> TaskDetail:

@@ -2,7 +2,7 @@
 
 | kind        | where it lives                    | added by                      |
 |-------------|-----------------------------------|-------------------------------|
-| working     | process memory, per task          | ``WorkingMemory``             |
+| working     | Redis, per task                   | ``WorkingMemory``             |
 | short_term  | Redis list per session, TTL       | ``ConversationStore``         |
 | long_term   | hot tier → graph, per user        | ``Ingest.add``                |
 | persona     | configured + graph; learned traits as memories of ``agent.<id>`` |
@@ -240,7 +240,7 @@ class MemoryManager:
     async def remember(self, tenant: str, kind: MemoryKind, **f: Any) -> dict[str, Any]:
         """Add to one memory type; ``f`` holds what that type needs."""
         if kind is MemoryKind.WORKING:
-            data = self.working.set(
+            data = await self.working.set(
                 tenant,
                 _need(f.get("task_id"), "taskId"),
                 _need(f.get("key"), "key"),
@@ -299,7 +299,7 @@ class MemoryManager:
         out: dict[str, Any] = {}
         session_id, user_id = f.get("session_id"), f.get("user_id")
         if MemoryKind.WORKING in kinds and f.get("task_id"):
-            out["working"] = self.working.get(tenant, f["task_id"])
+            out["working"] = await self.working.get(tenant, f["task_id"])
         if MemoryKind.SHORT_TERM in kinds and session_id:
             out["short_term"] = await self.history(tenant, session_id, limit)
         if MemoryKind.LONG_TERM in kinds and (user_id or session_id):

@@ -1,8 +1,9 @@
-"""Working memory: a task's scratch pad, in process, cleared on completion
+"""Working memory: a task's scratch pad, cleared on completion
 (docs/concepts.md#memory-types).
 
-Per process by design (sub-millisecond, no persistence): with several API replicas, a
-task's working memory lives on the replica that wrote it.
+Kept in Redis (``stores/redis/working.py``), so every API replica reads what any other
+wrote; a write renews the pad's time to live (``ttl_seconds``), so the pad of a task
+that is never completed goes away by itself.
 """
 
 from __future__ import annotations
@@ -10,27 +11,38 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import BadInput
+from .errors import BadInput, Unavailable
+from .stores import WorkingStore
 
 
 class WorkingMemory:
     max_bytes = 64 * 1024  # per task: scratch data, not a document store
+    ttl_seconds = 7 * 24 * 3600
 
-    def __init__(self) -> None:
-        self._data: dict[tuple[str, str], dict[str, Any]] = {}
+    def __init__(self, store: WorkingStore | None) -> None:
+        self.store = store
 
-    def set(self, tenant: str, task_id: str, key: str, value: Any) -> dict[str, Any]:
+    def _store(self) -> WorkingStore:
+        if self.store is None:
+            raise Unavailable("working memory is not configured (it needs Redis)")
+        return self.store
+
+    async def set(self, tenant: str, task_id: str, key: str, value: Any) -> dict[str, Any]:
         if not key:
             raise BadInput("key: must not be empty", field="key")
-        data = dict(self._data.get((tenant, task_id), {}))
-        data[key] = value
-        if len(json.dumps(data, default=str)) > self.max_bytes:
+        try:
+            encoded = json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise BadInput("value: must be JSON", field="value") from exc
+        data = await self._store().set(
+            tenant, task_id, key, encoded, self.max_bytes, self.ttl_seconds
+        )
+        if data is None:
             raise BadInput(f"working memory of a task holds at most {self.max_bytes} bytes")
-        self._data[(tenant, task_id)] = data
-        return dict(data)
+        return data
 
-    def get(self, tenant: str, task_id: str) -> dict[str, Any]:
-        return dict(self._data.get((tenant, task_id), {}))
+    async def get(self, tenant: str, task_id: str) -> dict[str, Any]:
+        return await self._store().get(tenant, task_id)
 
-    def clear(self, tenant: str, task_id: str) -> None:
-        self._data.pop((tenant, task_id), None)
+    async def clear(self, tenant: str, task_id: str) -> None:
+        await self._store().clear(tenant, task_id)

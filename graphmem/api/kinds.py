@@ -27,10 +27,13 @@ from .types import ScoredMemory
 
 @strawberry.type
 class KindsQuery:
-    @strawberry.field(description="A task's working memory (in process; cleared on completion).")
+    @strawberry.field(
+        description="A task's working memory (in Redis, shared by every replica; cleared on "
+        "completion)."
+    )
     async def working_memory(self, info: Info[Any, Any], task_id: strawberry.ID) -> JSON:
         service, tenant = service_of(info)
-        return cast(JSON, service.working.get(tenant, str(task_id)))
+        return cast(JSON, await service.working.get(tenant, str(task_id)))
 
     @strawberry.field(description="The last messages of a session's short-term history.")
     async def conversation(
@@ -139,7 +142,7 @@ class KindsMutation:
         self, info: Info[Any, Any], task_id: strawberry.ID, key: str, value: JSON | None = None
     ) -> JSON:
         service, tenant = service_of(info)
-        return cast(JSON, service.working.set(tenant, str(task_id), key, value))
+        return cast(JSON, await service.working.set(tenant, str(task_id), key, value))
 
     @strawberry.mutation(description="Append a message to a session's short-term history.")
     async def add_message(

@@ -18,7 +18,15 @@ from ..models import scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from ..retrieval import Weights
 from ..settings import MemoryConfig
-from ..stores import AdmissionStore, EnrichmentQueue, GraphStore, HotTier, ScopeVersions
+from ..stores import (
+    AdmissionStore,
+    EnrichmentQueue,
+    GraphStore,
+    HotTier,
+    Leases,
+    ScopeVersions,
+    WorkingStore,
+)
 from ..working import WorkingMemory
 from .admission import Admission, AdmissionLimits
 from .changes import ScopeChanges
@@ -83,6 +91,8 @@ class Memory:
         query_embedder: Embedder | None = None,
         cache_bytes: int = 256 * 2**20,
         cache_scope_limit: int = 20_000,
+        working: WorkingStore | None = None,
+        leases: Leases | None = None,
     ) -> None:
         self.hot_tier = hot
         self.graph = graph
@@ -100,7 +110,7 @@ class Memory:
         self.events = events or NullBus()
         self.entities = entities
         self.episodes = episodes
-        self.working = WorkingMemory()
+        self.working = WorkingMemory(working)
         # The memory types publish to the same change feed and share working memory.
         if entities is not None:
             entities.events = self.events
@@ -173,7 +183,7 @@ class Memory:
         self.listing = Listing(self.inputs, hot, graph)
         demotion = demotion or IdleWarmDemotion(timedelta(seconds=config.demote_after_idle_seconds))
         self.maintenance = Maintenance(
-            hot, graph, self.sessions, self.spills, demotion, config, self.changes
+            hot, graph, self.sessions, self.spills, demotion, config, self.changes, leases
         )
 
     async def _exact_usage(self, tenant: str) -> tuple[int, int]:

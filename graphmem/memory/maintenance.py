@@ -3,6 +3,11 @@ over budget (after a graph outage), and run the demotion policy.
 
 A failure is contained to its session (or tenant, for demotion) and reported: one bad
 session must not keep the pass from reaching every other session and tenant.
+
+With several API replicas, the loop runs in one of them at a time: the one holding the
+``maintenance`` lease in Redis (``stores/redis/lease.py``), renewed while it works. When
+that replica dies, its lease expires and the next replica to look takes over, within
+``lease_seconds`` plus one interval.
 """
 
 from __future__ import annotations
@@ -10,7 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
+import socket
 import time
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -18,12 +28,14 @@ from ..errors import GraphmemError
 from ..models import utcnow
 from ..policy import DemotionPolicy
 from ..settings import MemoryConfig
-from ..stores import GraphStore, HotTier
+from ..stores import GraphStore, HotTier, Leases
 from .changes import ScopeChanges
 from .sessions import Sessions
 from .spill import Spiller
 
 log = logging.getLogger("graphmem.memory")
+T = TypeVar("T")
+LEASE = "maintenance"
 
 
 class MaintenanceReport(BaseModel):
@@ -47,6 +59,7 @@ class Maintenance:
         demotion: DemotionPolicy,
         config: MemoryConfig,
         changes: ScopeChanges | None = None,
+        leases: Leases | None = None,
     ) -> None:
         self.hot = hot
         self.graph = graph
@@ -55,6 +68,16 @@ class Maintenance:
         self.demotion = demotion
         self.config = config
         self.changes = changes or ScopeChanges(None)
+        #: None: this process runs every pass (one replica, or `graphmem maintain`)
+        self.leases = leases
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        #: passes this process ran (the lease decides whether it runs them)
+        self.passes = 0
+
+    @property
+    def lease_seconds(self) -> float:
+        """How long a replica that stopped renewing keeps the others from taking over."""
+        return max(5.0, 3 * self.config.maintenance_interval)
 
     async def run_once(self) -> MaintenanceReport:
         report = MaintenanceReport()
@@ -120,13 +143,46 @@ class Maintenance:
         report.errors.append(f"{where}: {_reason(exc)}")
 
     async def run(self, stop: asyncio.Event) -> None:
-        """The background loop the API runs: a pass every interval until ``stop``."""
-        while not stop.is_set():
-            try:
-                report = await self.run_once()
-                if report.flushed or report.caught_up or report.demoted:
-                    log.info("maintenance: %s", report.model_dump_json())
-            except Exception:  # the loop must outlive any one failed pass
-                log.exception("maintenance pass failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.config.maintenance_interval)
+        """The background loop the API runs: a pass every interval until ``stop``, while
+        this process holds the lease (released on the way out, for a quick hand-over)."""
+        try:
+            while not stop.is_set():
+                try:
+                    if await self._leading():
+                        report = await self._renewing(self.run_once())
+                        self.passes += 1
+                        if report.flushed or report.caught_up or report.demoted:
+                            log.info("maintenance: %s", report.model_dump_json())
+                except Exception:  # the loop must outlive any one failed pass
+                    log.exception("maintenance pass failed")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.config.maintenance_interval)
+        finally:
+            if self.leases is not None:
+                with contextlib.suppress(GraphmemError):
+                    await self.leases.release(LEASE, self.holder)
+
+    async def _leading(self) -> bool:
+        if self.leases is None:
+            return True
+        return await self.leases.hold(LEASE, self.holder, self.lease_seconds)
+
+    async def _renewing(self, work: Awaitable[T]) -> T:
+        """Run a pass, renewing the lease beside it (a pass may outlast the lease)."""
+        if self.leases is None:
+            return await work
+        leases = self.leases
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(self.lease_seconds / 3)
+                with contextlib.suppress(GraphmemError):
+                    await leases.hold(LEASE, self.holder, self.lease_seconds)
+
+        renewer = asyncio.create_task(renew())
+        try:
+            return await work
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer

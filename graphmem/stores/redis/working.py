@@ -1,0 +1,77 @@
+"""Working memory in Redis: a task's scratch pad, one hash per task, shared by every API
+replica (``graphmem/working.py`` is the capability over it).
+
+Key ``gm:{<tenant>}:wm:<task>``: field → the value as JSON. One Lua script sets a field
+and checks the task's total size in the same step, so two replicas writing the same task
+cannot pass the cap between them; every write renews the key's time to live (a task that
+is never completed does not keep its scratch pad for ever).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from typing import Any, cast
+
+from redis.asyncio import Redis
+
+from .keys import call
+
+# KEYS[1] the task's hash. ARGV: field, value (JSON), max bytes, ttl seconds.
+# Returns the hash after the write as a flat list, or {-1} when the write would take the
+# task past the cap (the field is then left as it was).
+_SET = """
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local all = redis.call('HGETALL', KEYS[1])
+local total = 0
+for i = 1, #all do total = total + #all[i] end
+if total > tonumber(ARGV[3]) then
+  if old then
+    redis.call('HSET', KEYS[1], ARGV[1], old)
+  else
+    redis.call('HDEL', KEYS[1], ARGV[1])
+  end
+  return {-1}
+end
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return all
+"""
+
+
+def _key(tenant: str, task_id: str) -> str:
+    return f"gm:{{{tenant}}}:wm:{task_id}"
+
+
+def _decode(flat: list[Any]) -> dict[str, Any]:
+    return {str(flat[i]): json.loads(flat[i + 1]) for i in range(0, len(flat), 2)}
+
+
+class RedisWorkingStore:
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._set = redis.register_script(_SET)
+
+    async def set(
+        self, tenant: str, task_id: str, key: str, value: str, max_bytes: int, ttl: int
+    ) -> dict[str, Any] | None:
+        """The task's working memory after the write, or None when it would exceed
+        ``max_bytes`` (nothing written)."""
+        flat = await call(
+            lambda: cast(
+                Awaitable[list[Any]],
+                self._set(keys=[_key(tenant, task_id)], args=[key, value, max_bytes, ttl]),
+            )
+        )
+        if flat == [-1]:
+            return None
+        return _decode(flat)
+
+    async def get(self, tenant: str, task_id: str) -> dict[str, Any]:
+        raw = await call(
+            lambda: cast(Awaitable[dict[Any, Any]], self._redis.hgetall(_key(tenant, task_id)))
+        )
+        return {str(k): json.loads(v) for k, v in raw.items()}
+
+    async def clear(self, tenant: str, task_id: str) -> None:
+        await call(lambda: self._redis.delete(_key(tenant, task_id)))

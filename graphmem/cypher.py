@@ -51,6 +51,25 @@ class CypherLibrary:
     def __getitem__(self, name: str) -> str:
         return self.text(name)
 
+    def writes(self, name: str) -> bool:
+        """Whether the statement changes data (or the schema): it then runs in a write
+        transaction, on a cluster's leader; every other one in a read transaction, which
+        a cluster's secondaries can serve. ``tests/integration/test_cypher_access.py``
+        checks this against the query type Neo4j's planner reports for every file."""
+        return _writes(self.text(name))
+
+
+#: clauses and procedures that write; SHOW and other reads never match
+_WRITES = re.compile(
+    r"\b(CREATE|MERGE|SET|DELETE|REMOVE|FOREACH|DROP)\b|db\.create\.setNodeVectorProperty",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=256)
+def _writes(text: str) -> bool:
+    return _WRITES.search(_COMMENT.sub("", text)) is not None
+
 
 @lru_cache(maxsize=256)
 def _read(root: Path, name: str) -> str:

@@ -31,18 +31,15 @@ class Neo4jEntityStore:
         if not mentions:
             return
         await self.graph.run(
-            "entity/upsert_mentions", {"tenant": tenant, "mentions": list(mentions)}, write=True
+            "entity/upsert_mentions", {"tenant": tenant, "mentions": list(mentions)}
         )
         if relations:
             await self.graph.run(
                 "entity/upsert_relations",
                 {"tenant": tenant, "relations": list(relations)},
-                write=True,
             )
         if pairs:
-            await self.graph.run(
-                "entity/co_occurrence", {"tenant": tenant, "pairs": list(pairs)}, write=True
-            )
+            await self.graph.run("entity/co_occurrence", {"tenant": tenant, "pairs": list(pairs)})
         await self.refresh(tenant, sorted({m["key"] for m in mentions}))
 
     async def refresh(self, tenant: str, keys: Sequence[str]) -> int:
@@ -50,7 +47,7 @@ class Neo4jEntityStore:
         if not keys:
             return 0
         records = await self.graph.run(
-            "entity/refresh_counts", {"tenant": tenant, "keys": list(keys)}, write=True
+            "entity/refresh_counts", {"tenant": tenant, "keys": list(keys)}
         )
         return int(records[0]["deleted"]) if records else 0
 
@@ -80,14 +77,11 @@ class Neo4jEntityStore:
                 "reason": reason,
                 "now": now,
             },
-            write=True,
         )
         return parse.merge_result(records[0]) if records else None
 
     async def undo_merge(self, tenant: str, merge_id: str) -> MergeResult | None:
-        records = await self.graph.run(
-            "entity/undo_merge", {"tenant": tenant, "mergeId": merge_id}, write=True
-        )
+        records = await self.graph.run("entity/undo_merge", {"tenant": tenant, "mergeId": merge_id})
         return parse.merge_result(records[0], merge_id) if records else None
 
     async def find_by_name(self, tenant: str, norm: str) -> list[str]:
@@ -100,7 +94,6 @@ class Neo4jEntityStore:
         await self.graph.run(
             "entity/set_alias",
             {"tenant": tenant, "alias": alias, "canonical": canonical, "kind": kind, "now": now},
-            write=True,
         )
 
     async def split(
@@ -116,6 +109,5 @@ class Neo4jEntityStore:
                 "name": name,
                 "now": now,
             },
-            write=True,
         )
         return bool(records)

@@ -45,13 +45,12 @@ class Neo4jEpisodeStore:
                 "embedding": list(embedding),
                 "now": now,
             },
-            write=True,
         )
         return parse.task(records[0]["task"])
 
     async def add_step(self, tenant: str, task_id: str, step: dict[str, Any]) -> Step | None:
         records = await self.graph.run(
-            "episode/add_step", {"tenant": tenant, "taskId": task_id, **step}, write=True
+            "episode/add_step", {"tenant": tenant, "taskId": task_id, **step}
         )
         return parse.step(records[0]["step"]) if records else None
 
@@ -61,7 +60,6 @@ class Neo4jEpisodeStore:
         records = await self.graph.run(
             "episode/complete_task",
             {"tenant": tenant, "taskId": task_id, "status": status, "now": now},
-            write=True,
         )
         return parse.task(records[0]["task"]) if records else None
 
@@ -71,7 +69,6 @@ class Neo4jEpisodeStore:
         records = await self.graph.run(
             "episode/transfer_task",
             {"tenant": tenant, "taskId": task_id, **transfer},
-            write=True,
         )
         return parse.transfer_outcome(records[0]) if records else None
 
@@ -94,15 +91,11 @@ class Neo4jEpisodeStore:
 
     async def import_task(self, tenant: str, task: dict[str, Any]) -> tuple[Task, bool]:
         """The task as imported (or found from an earlier run) and whether it is new."""
-        (record,) = await self.graph.run(
-            "episode/import_task", {"tenant": tenant, **task}, write=True
-        )
+        (record,) = await self.graph.run("episode/import_task", {"tenant": tenant, **task})
         return parse.task(record["task"]), bool(record["created"])
 
     async def record_episode(self, tenant: str, episode: dict[str, Any]) -> Episode | None:
-        records = await self.graph.run(
-            "episode/record_episode", {"tenant": tenant, **episode}, write=True
-        )
+        records = await self.graph.run("episode/record_episode", {"tenant": tenant, **episode})
         return parse.episode(records[0]["episode"]) if records else None
 
     async def similar(
@@ -133,7 +126,7 @@ class Neo4jEpisodeStore:
 
     async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> Reflection:
         records = await self.graph.run(
-            "episode/upsert_reflection", {"tenant": tenant, **reflection}, write=True
+            "episode/upsert_reflection", {"tenant": tenant, **reflection}
         )
         return parse.reflection(records[0]["reflection"])
 

@@ -50,9 +50,7 @@ class TenantFulltext:
                 # (another request, another replica): that one made the same index.
                 if exc.code not in ALREADY_THERE:
                     raise
-        await self._session.run(
-            "admin/await_index", {"name": index, "timeoutSeconds": 60}, write=True
-        )
+        await self._session.run("admin/await_index", {"name": index, "timeoutSeconds": 60})
         self._ready.add(tenant)
         return index, label
 
@@ -70,7 +68,7 @@ class TenantFulltext:
         done = 0
         for tenant in await self._session.run("admin/tenants", {}):
             done += await self.backfill(tenant["tenant"])
-        await self._session.run("admin/migration_mark", marker, write=True)
+        await self._session.run("admin/migration_mark", marker)
         return done
 
     async def backfill(self, tenant: str, batch: int = 5000) -> int:
@@ -81,7 +79,6 @@ class TenantFulltext:
             (row,) = await self._session.run(
                 "tenant/label_missing",
                 {"tenant": tenant, "label": label, "batch": batch},
-                write=True,
             )
             if not row["labelled"]:
                 return done

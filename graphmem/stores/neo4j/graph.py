@@ -45,7 +45,7 @@ class Neo4jGraphStore(Neo4jSession):
             for statement in self._cypher.statements(name):
                 await self.run_schema(statement, {"dimension": dimension})
             applied.append(name)
-        await self.run("admin/await_indexes", {"timeoutSeconds": 300}, write=True)
+        await self.run("admin/await_indexes", {"timeoutSeconds": 300})
         await self.fulltext.migrate()
         await self.backfill_vector_bytes()
         return applied
@@ -65,11 +65,9 @@ class Neo4jGraphStore(Neo4jSession):
                 updates = [
                     {"id": r["id"], "vectorBytes": pack_vector(r["embedding"])} for r in rows
                 ]
-                await self.run(
-                    "memory/vector_bytes_set", {"tenant": tenant, "rows": updates}, write=True
-                )
+                await self.run("memory/vector_bytes_set", {"tenant": tenant, "rows": updates})
                 done += len(updates)
-        await self.run("admin/migration_mark", marker, write=True)
+        await self.run("admin/migration_mark", marker)
         return done
 
     async def backfill_scope_tokens(
@@ -87,7 +85,7 @@ class Neo4jGraphStore(Neo4jSession):
                 }
                 for r in rows
             ]
-            await self.run("admin/scope_tokens_set", {"rows": updates}, write=True)
+            await self.run("admin/scope_tokens_set", {"rows": updates})
             done += len(updates)
         return done
 
@@ -103,7 +101,6 @@ class Neo4jGraphStore(Neo4jSession):
         records = await self.run(
             "memory/upsert_batch",
             {"tenant": tenant, "label": label, "items": list(rows)},
-            write=True,
         )
         return [r["id"] for r in records]
 
@@ -115,7 +112,6 @@ class Neo4jGraphStore(Neo4jSession):
         records = await self.run(
             "memory/upsert_hot",
             {"tenant": tenant, "label": label, "items": list(rows)},
-            write=True,
         )
         return [r["id"] for r in records]
 
@@ -123,9 +119,7 @@ class Neo4jGraphStore(Neo4jSession):
         """Rows of id, embedding, sentenceVectors for nodes that exist; returns their ids."""
         if not rows:
             return []
-        records = await self.run(
-            "memory/set_vectors", {"tenant": tenant, "rows": list(rows)}, write=True
-        )
+        records = await self.run("memory/set_vectors", {"tenant": tenant, "rows": list(rows)})
         return [r["id"] for r in records]
 
     async def record_access(
@@ -146,7 +140,6 @@ class Neo4jGraphStore(Neo4jSession):
                 "now": now,
                 "warmAccessThreshold": warm_access_threshold,
             },
-            write=True,
         )
         return parsed(record["memories"], lambda m: (memory_item(tenant, m), str(m["was"])))
 
@@ -161,7 +154,7 @@ class Neo4jGraphStore(Neo4jSession):
 
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]:
         records = await self.run(
-            "memory/mark_hot", {"tenant": tenant, "ids": list(ids), "now": now}, write=True
+            "memory/mark_hot", {"tenant": tenant, "ids": list(ids), "now": now}
         )
         return [r["id"] for r in records]
 
@@ -171,9 +164,7 @@ class Neo4jGraphStore(Neo4jSession):
     async def delete_many(self, tenant: str, ids: Sequence[str]) -> dict[str, Any]:
         """Delete memories: {removed, keys, located}, with the keys of the entities they
         mentioned and (id, session, user) of each memory removed."""
-        records = await self.run(
-            "memory/delete_many", {"tenant": tenant, "ids": list(ids)}, write=True
-        )
+        records = await self.run("memory/delete_many", {"tenant": tenant, "ids": list(ids)})
         if not records:
             return {"removed": 0, "keys": [], "located": []}
         row = records[0]
@@ -196,7 +187,7 @@ class Neo4jGraphStore(Neo4jSession):
             removed += int(done["removed"])
             keys.update(done["keys"])
             located += done["located"]
-        (rest,) = await self.run("user/remove", {"tenant": tenant, "userId": user_id}, write=True)
+        (rest,) = await self.run("user/remove", {"tenant": tenant, "userId": user_id})
         return {
             "keys": sorted(keys),
             "removed": removed,

@@ -25,7 +25,6 @@ class Neo4jProfileStore:
         records = await self.graph.run(
             "persona/set",
             {"tenant": tenant, "agentId": agent_id, "now": now, **persona.model_dump()},
-            write=True,
         )
         return parse.persona(records[0]["persona"])
 
@@ -33,7 +32,6 @@ class Neo4jProfileStore:
         await self.graph.run(
             "record/set_schema",
             {"tenant": tenant, "name": name, "schema": schema, "now": now},
-            write=True,
         )
 
     async def schema(self, tenant: str, name: str) -> str | None:
@@ -60,7 +58,6 @@ class Neo4jProfileStore:
                 "fields": fields,
                 "now": now,
             },
-            write=True,
         )
         return parse.when(records[0]["createdAt"]) if records else None
 

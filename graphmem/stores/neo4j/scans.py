@@ -33,7 +33,6 @@ class Neo4jGraphScans:
         records = await self._session.run(
             "memory/demote_idle_warm",
             {"tenant": tenant, "before": before, "now": now},
-            write=True,
         )
         return [r["id"] for r in records]
 

@@ -71,16 +71,18 @@ class Neo4jSession:
     async def close(self) -> None:
         await self._driver.close()
 
-    async def run(
-        self, name: str, params: dict[str, Any], *, write: bool = False
-    ) -> list[neo4j.Record]:
+    async def run(self, name: str, params: dict[str, Any]) -> list[neo4j.Record]:
+        """Run a named statement: in a write transaction when it writes, else in a read
+        transaction (``CypherLibrary.writes``), so that through a ``neo4j://`` URI a
+        cluster's secondaries serve every read."""
         query = self._cypher[name]
+        writes = self._cypher.writes(name)
         try:
             result = await self._driver.execute_query(
                 query,
                 params,
                 database_=self._database,
-                routing_=RoutingControl.WRITE if write else RoutingControl.READ,
+                routing_=RoutingControl.WRITE if writes else RoutingControl.READ,
             )
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             raise Unavailable("the graph store (Neo4j) is unreachable") from exc

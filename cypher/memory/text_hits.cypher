@@ -2,6 +2,10 @@
 // holds the query terms and the scope's tokens, so ranking happens inside the scope;
 // the WHERE re-checks it and applies tier and type. With $vectors, each hit's vectors
 // come along (a search without the scope in memory computes their cosines itself).
+// Lucene breaks ties in score by its internal document order, which depends on the
+// order memories were written: over-fetching ($k is twice $limit) and ordering ties by
+// conversation order makes the cut the same for the same memories written in another
+// order (an import into another tenant ranks as the original did).
 CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node AS m, score
 WHERE m.tenant = $tenant
   AND ($sessionId IS NULL OR m.sessionId = $sessionId)
@@ -9,7 +13,7 @@ WHERE m.tenant = $tenant
   AND m.tier IN $tiers
   AND ($types IS NULL OR m.type IN $types)
 WITH m, score
-ORDER BY score DESC
+ORDER BY score DESC, m.createdAt, m.seq
 LIMIT $limit
 WITH collect(m) AS ms, collect(score) AS scores
 RETURN scores,

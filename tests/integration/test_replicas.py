@@ -107,3 +107,39 @@ async def test_maintenance_runs_in_one_replica_and_another_takes_over(
         stop_b.set()
         loop_a.cancel()
         await asyncio.gather(loop_a, loop_b, return_exceptions=True)
+
+
+async def test_replicas_through_the_routing_scheme_read_each_others_writes(
+    stack: Stack,
+) -> None:
+    """``neo4j://`` (the routing driver a cluster needs) against the community server:
+    reads go through read transactions, writes through write ones, and a spill through
+    one replica is found by a search through the other at once."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from graphmem.memory import RecallQuery
+    from graphmem.retrieval import Retriever
+
+    url = await empty_redis_db(stack, 9)
+    routed = urlunsplit(urlsplit(stack.neo4j_uri)._replace(scheme="neo4j"))
+    a, b = (
+        MemoryBuilder.from_settings(stack.settings(redis_url=url, neo4j_uri=routed)).build()
+        for _ in range(2)
+    )
+    try:
+        tenant = new_tenant()
+        item = await a.ingest.add(
+            tenant, {"session_id": "s", "user_id": "ada", "content": "The venue is in Porto"}
+        )
+        await a.spills.spill(tenant, "s", item_ids=[item.id])
+        for retriever in (Retriever.FULLTEXT, Retriever.VECTOR, Retriever.HYBRID):
+            hits = await b.recall.search(
+                tenant, RecallQuery(query="venue Porto", user_id="ada", retriever=retriever)
+            )
+            assert [h.item.id for h in hits] == [item.id], retriever
+            assert hits[0].item.tier.value in ("warm", "cold")  # spilled, read from the graph
+        await b.removal.forget(tenant, item.id)
+        assert await a.recall.search(tenant, RecallQuery(query="venue", user_id="ada")) == []
+    finally:
+        await a.close()
+        await b.close()

@@ -105,15 +105,13 @@ def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None
     # are found and voted on in the copy as in the source.
     again = ok(cli(url, KEYS["copy"], "import", str(tmp_path / users[0]), "--quiet"))
     assert f"tasks: added 0, already there {owned[users[0]]}" in again
-    overlaps: list[float] = []
     with Graphmem(url, KEYS["source"]) as source, Graphmem(url, KEYS["copy"]) as copy:
         for conversation in conversations:
             user = conversation["sample_id"]
             for qa in conversation["qa"][:15]:
                 want = found(source.search(qa["question"], user_id=user))
                 got = found(copy.search(qa["question"], user_id=user))
-                assert got[:1] == want[:1], qa["question"]
-                overlaps.append(len(set(got) & set(want)) / max(len(want), 1))
+                assert got == want, qa["question"]
         for question in ("deploy the nightly report", "migrate the billing table"):
             want_episodes = source.similar_episodes(question)
             got_episodes = copy.similar_episodes(question)
@@ -123,9 +121,6 @@ def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None
             assert [round(e.similarity, 4) for e in got_episodes] == [
                 round(e.similarity, 4) for e in want_episodes
             ]
-    # Scores differ in the third decimal between the tenants (cause not yet found), which
-    # can swap near-ties lower down: the best match is the same, the top 10 nearly so.
-    assert sum(overlaps) / len(overlaps) >= 0.9, overlaps
 
 
 def tasks_of(gm: Graphmem, user: str) -> int:
@@ -160,8 +155,9 @@ def exported_tasks(path: Path) -> list[dict[str, Any]]:
     return sorted(tasks, key=lambda t: t["description"])
 
 
-def found(hits: list[ScoredMemory]) -> list[tuple[str, str]]:
-    return [(h.item.content, h.item.session_id) for h in hits]
+def found(hits: list[ScoredMemory]) -> list[tuple[str, str, float]]:
+    """The ranking as content, session and score (ids differ between the tenants)."""
+    return [(h.item.content, h.item.session_id, round(h.score, 6)) for h in hits]
 
 
 def test_an_import_killed_halfway_resumes_without_duplicates(url: str) -> None:

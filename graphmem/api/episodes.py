@@ -9,6 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from ..episodes import EpisodicMemory
 from ..errors import BadInput
 from .context import episodes_of
 from .entity_types import (
@@ -35,14 +36,19 @@ def string_map(value: Any, field: str) -> dict[str, str]:
     return value
 
 
+async def task_read(episodes: EpisodicMemory, tenant: str, task_id: str) -> Task:
+    """A task as the API shows it: steps in order, episode ids, hand-overs."""
+    found = await episodes.task(tenant, task_id)
+    transfers = await episodes.transfers(tenant, task_id)
+    return Task.of(found.task, found.steps, found.episodes, transfers)
+
+
 @strawberry.type
 class EpisodeQuery:
     @strawberry.field(description="A task with its steps in order and its episodes.")
     async def task(self, info: Info[Any, Any], id: strawberry.ID) -> Task:
         episodes, tenant = episodes_of(info)
-        found = await episodes.task(tenant, str(id))
-        transfers = await episodes.transfers(tenant, str(id))
-        return Task.of(found.task, found.steps, found.episodes, transfers)
+        return await task_read(episodes, tenant, str(id))
 
     @strawberry.field(
         description="Episodes like the query, by cosine similarity plus a boost of 0.6 for "

@@ -17,7 +17,7 @@ from ..patterns import StepStatus
 from ..stores import models
 from .context import episodes_of
 from .entity_types import Episode, Task
-from .episodes import string_map
+from .episodes import string_map, task_read
 
 
 @strawberry.type(description="A task with its episodes: one task of an owner's export")
@@ -202,8 +202,4 @@ class TaskTransferMutation:
     async def import_task(self, info: Info[Any, Any], input: TaskImportInput) -> ImportedTask:
         episodes, tenant = episodes_of(info)
         task, created = await episodes.import_task(tenant, input.import_id, _owned(input))
-        found = await episodes.task(tenant, task.id)
-        transfers = await episodes.transfers(tenant, task.id)
-        return ImportedTask(
-            task=Task.of(found.task, found.steps, found.episodes, transfers), created=created
-        )
+        return ImportedTask(task=await task_read(episodes, tenant, task.id), created=created)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from neo4j.exceptions import ClientError
 
@@ -20,10 +21,28 @@ from .session import Neo4jSession
 
 _NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 MIGRATION = "tenant-fulltext-indexes"
-ALREADY_THERE = (
+_ALREADY_THERE = (
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
     "Neo.ClientError.Schema.IndexAlreadyExists",
 )
+
+
+async def create_tenant_index(
+    session: Neo4jSession, ddl: str, index: str, label: str, params: dict[str, Any]
+) -> None:
+    """Run a per-tenant index's DDL (``cypher/tenant``), its ``__INDEX__`` and
+    ``__LABEL__`` replaced by names derived from a hash of the tenant. Schema commands
+    take no parameters for names, so the names are checked to be plain identifiers."""
+    if not (_NAME.fullmatch(index) and _NAME.fullmatch(label)):  # pragma: no cover
+        raise ValueError("tenant index names must be plain identifiers")
+    statement = session.cypher[ddl].replace("__INDEX__", index).replace("__LABEL__", label)
+    try:
+        await session.run_schema(statement, params)
+    except ClientError as exc:
+        # IF NOT EXISTS does not cover a creation racing in another transaction
+        # (another request, another replica): that one made the same index.
+        if exc.code not in _ALREADY_THERE:
+            raise
 
 
 class TenantFulltext:
@@ -37,19 +56,8 @@ class TenantFulltext:
         index, label = tenant_fulltext(tenant)
         if tenant in self._ready:
             return index, label
-        if not (_NAME.fullmatch(index) and _NAME.fullmatch(label)):  # pragma: no cover
-            raise ValueError("tenant index names must be plain identifiers")
-        ddl = self._session.cypher["tenant/fulltext_index"]
         async with self._lock:  # one creation at a time in this process
-            try:
-                await self._session.run_schema(
-                    ddl.replace("__INDEX__", index).replace("__LABEL__", label), {}
-                )
-            except ClientError as exc:
-                # IF NOT EXISTS does not cover a creation racing in another transaction
-                # (another request, another replica): that one made the same index.
-                if exc.code not in ALREADY_THERE:
-                    raise
+            await create_tenant_index(self._session, "tenant/fulltext_index", index, label, {})
         await self._session.run("admin/await_index", {"name": index, "timeoutSeconds": 60})
         self._ready.add(tenant)
         return index, label

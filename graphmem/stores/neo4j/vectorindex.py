@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from dataclasses import dataclass
 
@@ -29,13 +28,12 @@ from neo4j.exceptions import ClientError
 
 from ...errors import GraphmemError
 from ...models import tenant_vector_index
-from .fulltext import ALREADY_THERE, TenantFulltext
+from .fulltext import TenantFulltext, create_tenant_index
 from .session import Neo4jSession
 
 log = logging.getLogger("graphmem.search")
 
 SHARED_INDEX = "memory_embedding"
-_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -90,19 +88,11 @@ class TenantVectorIndexes:
         """Whether the tenant's own index can answer; created (to be populated in Neo4j's
         background) when missing."""
         name = tenant_vector_index(tenant)
-        if not (_NAME.fullmatch(name) and _NAME.fullmatch(label)):  # pragma: no cover
-            raise ValueError("tenant index names must be plain identifiers")
         states = await self._session.run("admin/index_state", {"names": [name]})
         if states:
             return bool(states[0]["state"] == "ONLINE")
-        ddl = self._session.cypher["tenant/vector_index"]
-        try:
-            await self._session.run_schema(
-                ddl.replace("__INDEX__", name).replace("__LABEL__", label),
-                {"dimension": dimension},
-            )
-        except ClientError as exc:
-            if exc.code not in ALREADY_THERE:  # another process created it meanwhile
-                raise
+        await create_tenant_index(
+            self._session, "tenant/vector_index", name, label, {"dimension": dimension}
+        )
         log.info("creating the vector index of tenant %s (%s)", tenant, name)
         return False

@@ -15,6 +15,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from .keys import call
+from .locks import RELEASE_IF_HELD
 
 # KEYS: the lease. ARGV: holder, lease ms. 1 when the holder has it (now or still).
 _HOLD = """
@@ -28,12 +29,6 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
-# KEYS: the lease. ARGV: holder.
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
 
 def lease_key(name: str) -> str:
     return f"gm:lease:{name}"
@@ -43,7 +38,7 @@ class RedisLeases:
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
         self._hold = redis.register_script(_HOLD)
-        self._release = redis.register_script(_RELEASE)
+        self._release = redis.register_script(RELEASE_IF_HELD)
 
     async def hold(self, name: str, holder: str, seconds: float) -> bool:
         """Take the lease, or renew it when ``holder`` has it; False when another has it."""

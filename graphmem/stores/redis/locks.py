@@ -22,8 +22,9 @@ from redis.asyncio import Redis
 from ...errors import Unavailable
 from .keys import call
 
-# KEYS: lock   ARGV: token
-_RELEASE = """
+# KEYS: lock (or lease)   ARGV: its holder's token. Deletes it only while the caller holds
+# it (leases in lease.py release the same way).
+RELEASE_IF_HELD = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
@@ -47,7 +48,7 @@ class RedisSessionLocks:
 
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
-        self._release = redis.register_script(_RELEASE)
+        self._release = redis.register_script(RELEASE_IF_HELD)
         self._renew = redis.register_script(_RENEW)
         self._local: dict[tuple[str, str], asyncio.Lock] = {}
 

@@ -70,7 +70,7 @@ def from_view(view: ScopeView, scope: Scope, text: MemoryRows | None, k: int) ->
         vector.append((view.turn(i), cosine, cosine, max(cosine, float(best[i]))))
     texts: list[Hit] = []
     if text is not None:
-        rows_of = [view.index.get(i) for i in text.ids]
+        rows_of = view.rows_of(text.ids)
         for turn, bm25, row in zip(rows_turns(text), text.scores, rows_of, strict=True):
             if row is None:  # written after the view's version was read: no vector yet
                 texts.append((turn, bm25, 0.0, 0.0))
@@ -80,8 +80,7 @@ def from_view(view: ScopeView, scope: Scope, text: MemoryRows | None, k: int) ->
 
     async def near(ids: Sequence[str], window: int) -> list[tuple[str, Turn, float]]:
         out = []
-        for item_id in ids:
-            row = view.index.get(item_id)
+        for item_id, row in zip(ids, view.rows_of(ids), strict=True):
             if row is not None:
                 for other in view.neighbours(row, window, around):
                     out.append((item_id, view.turn(other), float(best[other])))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,7 @@ from ..stores.models import MemoryRows
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
 Mask = npt.NDArray[np.bool_]
 
 TIER_CODES = {t.value: n for n, t in enumerate(Tier)}
@@ -43,37 +45,80 @@ def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F32, I64]:
     """Rows' vectors as arrays: (own vectors, embedded?, sentence vectors, sentences per
     memory). A memory not embedded yet has a zero vector and no sentences."""
     n = len(rows.ids)
+    size = 4 * dimension
+    has = [i for i, raw in enumerate(rows.vectors) if raw is not None and len(raw) == size]
     vectors = np.zeros((n, dimension), dtype=np.float32)
     embedded = np.zeros(n, dtype=np.bool_)
-    for i, raw in enumerate(rows.vectors):
-        if raw is not None and len(raw) == 4 * dimension:
-            vectors[i] = np.frombuffer(raw, dtype="<f4")
-            embedded[i] = True
+    if has:
+        # one join and one frombuffer, not one per row
+        joined = b"".join(rows.vectors[i] or b"" for i in has)
+        vectors[has] = np.frombuffer(joined, dtype="<f4").reshape(-1, dimension)
+        embedded[has] = True
     counts = np.zeros(n, dtype=np.int64)
-    blocks = []
+    blocks: list[bytes] = []
     for i, raw in enumerate(rows.sentences):
         if raw is not None and embedded[i] and len(raw) % (2 * dimension) == 0:
-            block = np.frombuffer(raw, dtype="<f2").reshape(-1, dimension)
-            counts[i] = len(block)
-            blocks.append(block)
-    sentences = (
-        np.concatenate(blocks).astype(np.float32)
-        if blocks
-        else np.zeros((0, dimension), dtype=np.float32)
-    )
+            counts[i] = len(raw) // (2 * dimension)
+            blocks.append(raw)
+    sentences = np.frombuffer(b"".join(blocks), dtype="<f2").reshape(-1, dimension)
+    sentences = sentences.astype(np.float32)
     return vectors, embedded, sentences, counts
 
 
+class Codes:
+    """A column of few distinct values (sessions, users, type names) as small integers
+    into one list of those values: four bytes a row, not a Python object a row."""
+
+    def __init__(self, names: list[Any], codes: I32) -> None:
+        self.names, self.codes = names, codes
+        self.lookup = {name: n for n, name in enumerate(names)}
+
+    @classmethod
+    def of(cls, values: Sequence[Any], names: Sequence[Any] = ()) -> Codes:
+        table: dict[Any, int] = {name: n for n, name in enumerate(names)}
+        codes = np.fromiter(
+            (table.setdefault(v, len(table)) for v in values), dtype=np.int32, count=len(values)
+        )
+        return cls(list(table), codes)
+
+    def __getitem__(self, row: int) -> Any:
+        return self.names[self.codes[row]]
+
+    def rows_of(self, value: Any) -> Mask:
+        code = self.lookup.get(value)
+        if code is None:
+            return np.zeros(len(self.codes), dtype=np.bool_)
+        found: Mask = self.codes == code
+        return found
+
+    def merged(self, keep: I64, values: Sequence[Any]) -> Codes:
+        """The kept rows' codes followed by ``values``' (new values join the names)."""
+        fresh = Codes.of(values, self.names)
+        return Codes(fresh.names, np.concatenate((self.codes[keep], fresh.codes)))
+
+    @property
+    def nbytes(self) -> int:
+        return self.codes.nbytes + 200 * len(self.names)
+
+
+def _packed_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
+    return np.array([i.encode() for i in ids], dtype=np.bytes_) if ids else np.zeros(0, "S1")
+
+
 class ScopeView:
+    """Columns only, no Python object per row: a process holds many views, replaced on
+    every write to their scope, and per-row strings and dicts left the allocator's arenas
+    pinned by the few survivors of each (the API's RSS crept ~20 MB a minute under churn)."""
+
     def __init__(
         self,
-        ids: list[str],
-        sessions: list[str],
-        users: list[str | None],
+        ids: npt.NDArray[np.bytes_],
+        sessions: Codes,
+        users: Codes,
         seqs: I64,
         tiers: npt.NDArray[np.int8],
         types: npt.NDArray[np.int8],
-        type_names: list[str],
+        type_names: Codes,
         vectors: F32,
         embedded: Mask,
         sentences: F32,
@@ -83,33 +128,36 @@ class ScopeView:
         self.seqs, self.tiers, self.types, self.type_names = seqs, tiers, types, type_names
         self.vectors, self.embedded = vectors, embedded
         self.sentences, self.counts = sentences, counts
-        self.index = {item_id: i for i, item_id in enumerate(ids)}
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-        # Each session's rows in conversation order, and each row's place in that order.
-        self.order: dict[str, I64] = {}
+        # ids sorted, for lookups by binary search
+        self.by_id: I64 = np.argsort(ids, kind="stable")
+        self.sorted_ids = ids[self.by_id]
+        # all rows grouped by session, each session in conversation order, and each
+        # row's place in that order
+        self.order: I64 = np.lexsort((ids, seqs, sessions.codes))
+        self.ordered_sessions = sessions.codes[self.order]
         self.place = np.zeros(len(ids), dtype=np.int64)
-        by_session: dict[str, list[int]] = {}
-        for i, session in enumerate(sessions):
-            by_session.setdefault(session, []).append(i)
-        for session, rows in by_session.items():
-            ordered = np.asarray(sorted(rows, key=lambda r: (seqs[r], ids[r])), dtype=np.int64)
-            self.order[session] = ordered
-            self.place[ordered] = np.arange(len(ordered))
+        self.place[self.order] = np.arange(len(ids))
         self.nbytes = (
-            vectors.nbytes + sentences.nbytes + 48 * len(ids) + sum(len(i) for i in ids) * 3
+            sum(a.nbytes for a in (ids, seqs, tiers, types, vectors, embedded, sentences))
+            + counts.nbytes * 2
+            + self.by_id.nbytes * 4
+            + sessions.nbytes
+            + users.nbytes
+            + type_names.nbytes
         )
 
     @classmethod
     def from_rows(cls, rows: MemoryRows, dimension: int) -> ScopeView:
         vectors, embedded, sentences, counts = decode(rows, dimension)
         return cls(
-            list(rows.ids),
-            list(rows.sessions),
-            list(rows.users),
+            _packed_ids(rows.ids),
+            Codes.of(rows.sessions),
+            Codes.of(rows.users),
             np.asarray(rows.seqs, dtype=np.int64),
             np.asarray([TIER_CODES.get(t, UNKNOWN) for t in rows.tiers], dtype=np.int8),
             np.asarray([TYPE_CODES.get(t, UNKNOWN) for t in rows.types], dtype=np.int8),
-            list(rows.types),
+            Codes.of(rows.types),
             vectors,
             embedded,
             sentences,
@@ -119,28 +167,52 @@ class ScopeView:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def id_at(self, row: int) -> str:
+        return bytes(self.ids[row]).decode()
+
+    def rows_of(self, ids: Sequence[str]) -> list[int | None]:
+        """Each id's row, None for an id the view does not hold."""
+        if not len(self.ids) or not ids:
+            return [None] * len(ids)
+        wanted = _packed_ids(ids)
+        at = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self.ids) - 1)
+        found = self.sorted_ids[at] == wanted
+        rows = self.by_id[at]
+        return [int(r) if f else None for r, f in zip(rows, found, strict=True)]
+
     def patched(self, changed: Collection[str], rows: MemoryRows) -> ScopeView:
         """This view with the memories of ``changed`` replaced by ``rows`` (the ones of
         them still in the scope; the others were deleted or left it)."""
-        keep = np.asarray(
-            [i for i, item_id in enumerate(self.ids) if item_id not in changed], dtype=np.int64
-        )
-        fresh = ScopeView.from_rows(rows, self.vectors.shape[1])
+        gone = np.zeros(len(self.ids), dtype=np.bool_)
+        for row in self.rows_of(list(changed)):
+            if row is not None:
+                gone[row] = True
+        keep = np.flatnonzero(~gone)
+        vectors, embedded, sentences, counts = decode(rows, self.vectors.shape[1])
         # the kept memories' sentence rows, in order
-        spans = [np.arange(self.starts[i], self.starts[i] + self.counts[i]) for i in keep]
-        kept_sentences = self.sentences[np.concatenate(spans)] if spans else self.sentences[:0]
+        in_kept = np.repeat(~gone, self.counts)
         return ScopeView(
-            [self.ids[i] for i in keep] + fresh.ids,
-            [self.sessions[i] for i in keep] + fresh.sessions,
-            [self.users[i] for i in keep] + fresh.users,
-            np.concatenate((self.seqs[keep], fresh.seqs)),
-            np.concatenate((self.tiers[keep], fresh.tiers)),
-            np.concatenate((self.types[keep], fresh.types)),
-            [self.type_names[i] for i in keep] + fresh.type_names,
-            np.concatenate((self.vectors[keep], fresh.vectors)),
-            np.concatenate((self.embedded[keep], fresh.embedded)),
-            np.concatenate((kept_sentences, fresh.sentences)),
-            np.concatenate((self.counts[keep], fresh.counts)),
+            np.concatenate((self.ids[keep], _packed_ids(rows.ids))),
+            self.sessions.merged(keep, rows.sessions),
+            self.users.merged(keep, rows.users),
+            np.concatenate((self.seqs[keep], np.asarray(rows.seqs, dtype=np.int64))),
+            np.concatenate(
+                (
+                    self.tiers[keep],
+                    np.asarray([TIER_CODES.get(t, UNKNOWN) for t in rows.tiers], dtype=np.int8),
+                )
+            ),
+            np.concatenate(
+                (
+                    self.types[keep],
+                    np.asarray([TYPE_CODES.get(t, UNKNOWN) for t in rows.types], dtype=np.int8),
+                )
+            ),
+            self.type_names.merged(keep, rows.types),
+            np.concatenate((self.vectors[keep], vectors)),
+            np.concatenate((self.embedded[keep], embedded)),
+            np.concatenate((self.sentences[in_kept], sentences)),
+            np.concatenate((self.counts[keep], counts)),
         )
 
     # --- what a search asks ---------------------------------------------------------
@@ -155,7 +227,7 @@ class ScopeView:
         if types:
             keep &= np.isin(self.types, [TYPE_CODES[t.value] for t in types])
         if user_id is not None:
-            keep &= np.asarray([u == user_id for u in self.users], dtype=np.bool_)
+            keep &= self.users.rows_of(user_id)
         return keep
 
     def cosines(self, query: F32) -> tuple[F32, F32]:
@@ -182,13 +254,15 @@ class ScopeView:
     def neighbours(self, row: int, window: int, mask: Mask) -> list[int]:
         """The ``window`` rows of ``mask`` just before and just after ``row`` in its
         session's conversation."""
-        order = self.order[self.sessions[row]]
+        session = self.sessions.codes[row]
+        lo = int(np.searchsorted(self.ordered_sessions, session, "left"))
+        hi = int(np.searchsorted(self.ordered_sessions, session, "right"))
         at = int(self.place[row])
         out: list[int] = []
         for step in (-1, 1):
             found, n = 0, at + step
-            while found < window and 0 <= n < len(order):
-                other = int(order[n])
+            while found < window and lo <= n < hi:
+                other = int(self.order[n])
                 if mask[other]:
                     out.append(other)
                     found += 1
@@ -197,7 +271,7 @@ class ScopeView:
 
     def turn(self, row: int) -> Turn:
         return Turn(
-            self.ids[row],
+            self.id_at(row),
             self.sessions[row],
             self.users[row],
             int(self.seqs[row]),

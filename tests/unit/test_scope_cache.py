@@ -74,7 +74,7 @@ def test_a_view_ranks_by_own_cosine_and_scores_the_best_sentence() -> None:
     query = np.asarray([1, 0, 0, 0], dtype=np.float32)
     own, best = view.cosines(query)
     assert np.isclose(best[1], 1.0) and own[1] < 1.0  # its second sentence matches exactly
-    order = [view.ids[i] for i in view.nearest(own, view.mask(["cold"]), 10)]
+    order = [view.id_at(i) for i in view.nearest(own, view.mask(["cold"]), 10)]
     assert order == ["a", "b", "c"]  # d has no vector yet: never a vector hit
 
 
@@ -91,10 +91,12 @@ def test_a_view_masks_tiers_types_and_users_and_walks_to_neighbouring_turns() ->
         DIM,
     )
     graph_tiers = view.mask(["warm", "cold"])
-    assert [view.ids[i] for i in np.flatnonzero(graph_tiers)] == ["t1", "t3", "t4", "x"]
-    assert [view.ids[i] for i in np.flatnonzero(view.mask(["cold"], user_id="u"))] == ["t1", "t4"]
+    assert [view.id_at(i) for i in np.flatnonzero(graph_tiers)] == ["t1", "t3", "t4", "x"]
+    assert [view.id_at(i) for i in np.flatnonzero(view.mask(["cold"], user_id="u"))] == ["t1", "t4"]
     # t2 is hot: t3's turn before it, within the tiers searched, is t1
-    assert [view.ids[i] for i in view.neighbours(view.index["t3"], 1, graph_tiers)] == ["t1", "t4"]
+    t3 = view.rows_of(["t3"])[0]
+    assert t3 is not None
+    assert [view.id_at(i) for i in view.neighbours(t3, 1, graph_tiers)] == ["t1", "t4"]
 
 
 def test_a_patched_view_equals_one_read_whole() -> None:
@@ -123,7 +125,9 @@ def test_a_patched_view_equals_one_read_whole() -> None:
         DIM,
     )
     query = np.asarray([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
-    assert patched.ids == whole.ids
+    assert [patched.id_at(i) for i in range(len(patched))] == [
+        whole.id_at(i) for i in range(len(whole))
+    ]
     for a, b in zip(patched.cosines(query), whole.cosines(query), strict=True):
         assert np.allclose(a, b)
 
@@ -135,3 +139,37 @@ def test_the_change_log_is_read_only_when_it_reaches_back_unbroken() -> None:
     assert _changed_since(log, "0", "9") is None  # older than the log remembers
     assert _changed_since(["2>5|*", "5>9|d"], "2", "9") is None  # a change of everything
     assert _changed_since(["2>5|b", ">9|d"], "2", "9") is None  # an expired key between
+
+
+def test_a_patched_view_finds_rows_users_and_neighbours_like_one_read_whole() -> None:
+    v = unit(1, 0, 0, 0)
+    before = rows(
+        ["m-1", "m-22", "m-333"],
+        [v] * 3,
+        seqs=[1, 2, 3],
+        sessions=["s", "s", "s"],
+        users=["u", "u", "u"],
+    )
+    # m-22 deleted; a new session of a new user, and a longer id in the old session
+    changed = rows(
+        ["n-1", "m-4444"],
+        [v] * 2,
+        seqs=[1, 4],
+        sessions=["s2", "s"],
+        users=["w", "u"],
+    )
+    patched = ScopeView.from_rows(before, DIM).patched({"m-22", "n-1", "m-4444"}, changed)
+    assert patched.rows_of(["m-22", "m-4444", "nope", "m-1"]) == [None, 3, None, 0]
+    assert [patched.id_at(i) for i in np.flatnonzero(patched.mask(["cold"], user_id="w"))] == [
+        "n-1"
+    ]
+    assert not patched.mask(["cold"], user_id="nobody").any()
+    everything = patched.mask(["cold"])
+    row = patched.rows_of(["m-333"])[0]
+    assert row is not None
+    assert [patched.id_at(i) for i in patched.neighbours(row, 2, everything)] == [
+        "m-1",
+        "m-4444",
+    ]
+    turn = patched.turn(patched.rows_of(["n-1"])[0] or 0)
+    assert (turn.id, turn.session_id, turn.user_id, turn.seq) == ("n-1", "s2", "w", 1)

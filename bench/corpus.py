@@ -16,7 +16,7 @@ A corpus is kept between runs and reused when it is complete (``corpus_tenant``)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -56,8 +56,10 @@ async def ensure(
     texts: list[str],
     embedded: list[Embedded],
     progress: Callable[[int], None] | None = None,
+    written: Callable[[list[MemoryItem], list[int]], Awaitable[None]] | None = None,
 ) -> tuple[str, bool]:
-    """The tenant holding a complete corpus of ``size`` memories; (tenant, built now)."""
+    """The tenant holding a complete corpus of ``size`` memories; (tenant, built now).
+    ``written`` is given each batch once stored, with the index of each one's text."""
     tenant = corpus_tenant(size)
     if await stored(service, size) == size:
         return tenant, False
@@ -68,6 +70,19 @@ async def ensure(
     start = datetime(2024, 1, 1, tzinfo=UTC)
     per_user = SESSIONS_PER_USER * TURNS_PER_SESSION
     rows: list[dict[str, Any]] = []
+    items: list[MemoryItem] = []
+    text_of: list[int] = []
+
+    async def flush() -> None:
+        await service.graph.upsert(tenant, rows)
+        if written is not None:
+            await written(items, text_of)
+        if progress:
+            progress(len(rows))
+        rows.clear()
+        items.clear()
+        text_of.clear()
+
     for n in range(size):
         user = n // per_user
         session = (n % per_user) // TURNS_PER_SESSION
@@ -94,13 +109,10 @@ async def ensure(
             seq=n,
         )
         rows.append(item.graph_row(vector.astype(np.float32).tolist(), pack(embedded[a].sentences)))
+        items.append(item)
+        text_of.append(a)
         if len(rows) == BATCH:
-            await service.graph.upsert(tenant, rows)
-            rows = []
-            if progress:
-                progress(BATCH)
+            await flush()
     if rows:
-        await service.graph.upsert(tenant, rows)
-        if progress:
-            progress(len(rows))
+        await flush()
     return tenant, True

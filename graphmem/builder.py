@@ -51,6 +51,7 @@ from .stores.neo4j.episodes import Neo4jEpisodeStore
 from .stores.neo4j.graph import Neo4jGraphStore
 from .stores.neo4j.profiles import Neo4jProfileStore
 from .stores.redis.admission import RedisAdmission
+from .stores.redis.bookmarks import SharedBookmarks
 from .stores.redis.conversation import RedisConversationStore
 from .stores.redis.hot import RedisHotTier
 from .stores.redis.lease import RedisLeases
@@ -275,12 +276,14 @@ class MemoryBuilder:
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryBuilder:
         """A builder wired to the services the settings point at."""
+        hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
         graph = Neo4jGraphStore.connect(
             settings.resolved_neo4j_uri,
             settings.neo4j_user,
             settings.neo4j_password,
             library(),
             settings.neo4j_database,
+            SharedBookmarks(hot.client).manager() if settings.uses_shared_bookmarks else None,
         )
         entities = (
             EntityMemory(
@@ -296,7 +299,6 @@ class MemoryBuilder:
             if settings.embedder == "minilm-int8" and threads and threads != settings.embed_threads
             else None
         )
-        hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
         conversation = RedisConversationStore(hot.client, settings.memory.short_term_max_messages)
         return (
             cls()

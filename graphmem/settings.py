@@ -242,6 +242,10 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(
         None, validation_alias=AliasChoices("redis_url", "REDIS_URL", "GRAPHMEM_REDIS_URL")
     )
+    #: share Neo4j bookmarks between replicas through Redis (``stores/redis/bookmarks.py``),
+    #: so a read through one replica sees a write acknowledged by another on a cluster.
+    #: None: on for routing URIs (``neo4j://``, ``neo4j+s://``), off for ``bolt://``.
+    shared_bookmarks: bool | None = None
 
     # --- the local stack that `graphmem services up` runs ----------------------------
     home: Path = Path(".graphmem")
@@ -367,6 +371,12 @@ class Settings(BaseSettings):
     @property
     def resolved_neo4j_uri(self) -> str:
         return self.neo4j_uri or f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+
+    @property
+    def uses_shared_bookmarks(self) -> bool:
+        if self.shared_bookmarks is not None:
+            return self.shared_bookmarks
+        return self.resolved_neo4j_uri.startswith("neo4j")
 
     @property
     def resolved_redis_url(self) -> str:

@@ -132,6 +132,9 @@ async def test_replicas_through_the_routing_scheme_read_each_others_writes(
             tenant, {"session_id": "s", "user_id": "ada", "content": "The venue is in Porto"}
         )
         await a.spills.spill(tenant, "s", item_ids=[item.id])
+        # the spill's bookmark is shared: B's next transaction waits for it on a cluster
+        written = await a.graph.bookmarks.get_bookmarks()
+        assert written and written <= await b.graph.bookmarks.get_bookmarks()
         for retriever in (Retriever.FULLTEXT, Retriever.VECTOR, Retriever.HYBRID):
             hits = await b.recall.search(
                 tenant, RecallQuery(query="venue Porto", user_id="ada", retriever=retriever)
@@ -143,3 +146,42 @@ async def test_replicas_through_the_routing_scheme_read_each_others_writes(
     finally:
         await a.close()
         await b.close()
+
+
+async def test_shared_bookmarks_only_for_routing_uris_and_never_a_failure(stack: Stack) -> None:
+    """Over ``bolt://`` a single server shows every committed write to every later
+    transaction: no bookmark goes through Redis. With Redis unreachable, transactions
+    go on with the process's own bookmarks."""
+    import redis.asyncio as aioredis
+    from neo4j import Bookmarks
+
+    from graphmem.cypher import library
+    from graphmem.stores.neo4j.session import Neo4jSession
+    from graphmem.stores.redis.bookmarks import KEY, SharedBookmarks
+    from tests.conftest import free_port
+
+    url = await empty_redis_db(stack, 9)
+    direct = MemoryBuilder.from_settings(stack.settings(redis_url=url)).build()
+    try:
+        tenant = new_tenant()
+        item = await direct.ingest.add(tenant, {"session_id": "s", "content": "Lisbon trip"})
+        await direct.spills.spill(tenant, "s", item_ids=[item.id])
+        async with aioredis.Redis.from_url(url) as client:
+            assert await client.exists(KEY) == 0
+    finally:
+        await direct.close()
+    async with aioredis.Redis(port=free_port(), socket_connect_timeout=0.5) as dead:
+        shared = SharedBookmarks(dead)
+        assert (await shared.held()).raw_values == frozenset()
+        await shared.store(Bookmarks.from_raw_values(["FB:unstored"]))  # logged, not raised
+        session = Neo4jSession.connect(
+            stack.neo4j_uri,
+            stack.neo4j_user,
+            stack.neo4j_password,
+            library(),
+            bookmarks=shared.manager(),
+        )
+        try:
+            assert [r["ok"] for r in await session.run("admin/ping", {})] == [1]
+        finally:
+            await session.close()

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TENANTLESS = {
     "admin/ping",
     "admin/index_state",
+    "admin/index_ids",  # bench/capacity.py: which index a directory on disk belongs to
     "admin/await_indexes",
     "admin/change_initial_password",
     "admin/tenants",  # lists tenant ids only, for maintenance to visit each

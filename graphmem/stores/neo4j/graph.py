@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncDriver
+from neo4j.api import AsyncBookmarkManager
 
 from ...cypher import CypherLibrary
 from ...models import MemoryItem, pack_vector
@@ -26,8 +27,14 @@ INDEX_NAMES = ["memory_embedding"]  # the fulltext indexes are per tenant (fullt
 
 
 class Neo4jGraphStore(Neo4jSession):
-    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary, database: str = "neo4j"):
-        super().__init__(driver, cypher, database)
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        cypher: CypherLibrary,
+        database: str = "neo4j",
+        bookmarks: AsyncBookmarkManager | None = None,
+    ):
+        super().__init__(driver, cypher, database, bookmarks)
         self.fulltext = TenantFulltext(self)
         # Declared as the protocol types: GraphStore's attributes are settable, so a
         # structural match needs these exact types.

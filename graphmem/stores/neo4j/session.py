@@ -12,6 +12,7 @@ from typing import Any, Self
 
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, RoutingControl
+from neo4j.api import AsyncBookmarkManager
 from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from ...cypher import CypherLibrary
@@ -42,14 +43,28 @@ def _mapped(name: str, exc: Exception) -> GraphmemError:
 
 
 class Neo4jSession:
-    def __init__(self, driver: AsyncDriver, cypher: CypherLibrary, database: str = "neo4j"):
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        cypher: CypherLibrary,
+        database: str = "neo4j",
+        bookmarks: AsyncBookmarkManager | None = None,
+    ):
         self._driver = driver
         self._cypher = cypher
         self._database = database
+        # None: the driver's own manager, which chains this process's transactions
+        self._options: dict[str, Any] = {"bookmark_manager_": bookmarks} if bookmarks else {}
 
     @classmethod
     def connect(
-        cls, uri: str, user: str, password: str, cypher: CypherLibrary, database: str = "neo4j"
+        cls,
+        uri: str,
+        user: str,
+        password: str,
+        cypher: CypherLibrary,
+        database: str = "neo4j",
+        bookmarks: AsyncBookmarkManager | None = None,
     ) -> Self:
         driver = AsyncGraphDatabase.driver(
             uri,
@@ -62,7 +77,15 @@ class Neo4jSession:
             max_transaction_retry_time=5.0,
             notifications_min_severity="OFF",  # schema-less warnings are noise here
         )
-        return cls(driver, cypher, database)
+        return cls(driver, cypher, database, bookmarks)
+
+    @property
+    def bookmarks(self) -> AsyncBookmarkManager:
+        """The bookmark manager this session's transactions chain through."""
+        manager: AsyncBookmarkManager = self._options.get(
+            "bookmark_manager_", self._driver.execute_query_bookmark_manager
+        )
+        return manager
 
     @property
     def cypher(self) -> CypherLibrary:
@@ -83,6 +106,7 @@ class Neo4jSession:
                 params,
                 database_=self._database,
                 routing_=RoutingControl.WRITE if writes else RoutingControl.READ,
+                **self._options,
             )
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             raise Unavailable("the graph store (Neo4j) is unreachable") from exc

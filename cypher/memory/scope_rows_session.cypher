@@ -3,6 +3,11 @@ MATCH (m:Memory {tenant: $tenant, sessionId: $sessionId})
 WITH m LIMIT $cap
 WITH collect(m) AS ms
 WITH size(ms) AS n, CASE WHEN size(ms) < $cap THEN ms ELSE [] END AS ms
+// $page memories a row: the driver keeps each connection's receive buffer at the size
+// of the largest message it ever received, so one row of a whole scope would pin
+// megabytes per pooled connection for good
+UNWIND range(0, CASE WHEN size(ms) = 0 THEN 0 ELSE size(ms) - 1 END, $page) AS at
+WITH n, ms[at..at + $page] AS ms
 RETURN n,
        [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +

@@ -1,6 +1,7 @@
 // Everything search keeps in memory about one user's memories (memory/scopecache.py):
 // each memory's id, place in its conversation, type, tier and vectors, as one row of
-// lists (the driver decodes one row of lists many times faster than a row per memory).
+// lists, a page at a time (the driver decodes one row of lists many times faster than a row
+// per memory).
 // Vectors are float32 bytes (vectorBytes); the embedding list only where a memory
 // written before vectorBytes existed lacks them. Every tier: search masks by tier.
 // At most $cap memories: a larger scope is not cached, and n = $cap tells so.
@@ -8,6 +9,11 @@ MATCH (m:Memory {tenant: $tenant, userId: $userId})
 WITH m LIMIT $cap
 WITH collect(m) AS ms
 WITH size(ms) AS n, CASE WHEN size(ms) < $cap THEN ms ELSE [] END AS ms
+// $page memories a row: the driver keeps each connection's receive buffer at the size
+// of the largest message it ever received, so one row of a whole scope would pin
+// megabytes per pooled connection for good
+UNWIND range(0, CASE WHEN size(ms) = 0 THEN 0 ELSE size(ms) - 1 END, $page) AS at
+WITH n, ms[at..at + $page] AS ms
 RETURN n,
        [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +

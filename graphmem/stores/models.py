@@ -265,6 +265,16 @@ class MemoryRows:
     scores: list[float] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)
 
+    @classmethod
+    def joined(cls, parts: Sequence[MemoryRows]) -> MemoryRows:
+        """The rows of each part, in order (a statement that pages its rows)."""
+        if len(parts) == 1:
+            return parts[0]
+        columns: dict[str, Any] = {
+            f.name: [v for part in parts for v in getattr(part, f.name)] for f in fields(cls)
+        }
+        return cls(**columns)
+
     def select(self, keep: Sequence[bool]) -> MemoryRows:
         """The rows where ``keep`` is true."""
         columns: dict[str, Any] = {

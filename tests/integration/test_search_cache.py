@@ -213,3 +213,52 @@ async def test_a_view_past_its_age_is_read_again_without_missing_a_change(
         assert (await found(replica, tenant, user_id="alice"))[0] == ids[0]
     assert await service.removal.forget(tenant, ids[0])
     assert ids[0] not in await found(replica, tenant, user_id="alice")
+
+
+async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant: str) -> None:
+    """Whole-scope reads come a page of memories per row (the driver keeps a connection's
+    receive buffer at its largest message's size): every page arrives, in one scope."""
+    import numpy as np
+
+    from graphmem.models import MemoryItem, MemoryType, content_hash
+    from graphmem.stores.neo4j.search import SCOPE_PAGE
+
+    n = 2 * SCOPE_PAGE + 7
+    rng = np.random.default_rng(7)
+    rows, ids = [], []
+    for i in range(n):
+        vector = rng.normal(size=service.embedder.dimension).astype(np.float32)
+        vector /= np.linalg.norm(vector)
+        at = utcnow() - timedelta(minutes=n - i)
+        item = MemoryItem(
+            id=f"page-{i:04d}",
+            tenant=tenant,
+            session_id=f"s{i // 100}",
+            user_id="pager",
+            content=f"note number {i}",
+            type=MemoryType.MESSAGE,
+            tier=Tier.COLD,
+            access_count=0,
+            last_accessed_at=at,
+            created_at=at,
+            relevance_score=1.0,
+            token_count=3,
+            content_hash=content_hash(f"note number {i}"),
+            metadata={},
+            seq=i,
+        )
+        rows.append(item.graph_row(vector.tolist(), None))
+        ids.append(item.id)
+    await service.graph.upsert(tenant, rows)
+    search = service.graph.search
+    whole = await search.scope_rows(tenant, None, "pager", n + 1)
+    assert whole is not None
+    assert sorted(whole.ids) == ids
+    assert all(v is not None and len(v) == 4 * service.embedder.dimension for v in whole.vectors)
+    assert await search.scope_rows(tenant, None, "pager", n) is None  # over the cap
+    tenant_wide = await search.scope_rows(tenant, None, None, n + 1)
+    assert tenant_wide is not None and sorted(tenant_wide.ids) == ids
+    # no message larger than a page: three rows of at most SCOPE_PAGE memories
+    params = {"tenant": tenant, "userId": "pager", "cap": n + 1, "page": SCOPE_PAGE}
+    records = await service.graph.run("memory/scope_rows_user", params)
+    assert [len(r["meta"]) for r in records] == [SCOPE_PAGE, SCOPE_PAGE, 7]

@@ -31,6 +31,10 @@ log = logging.getLogger("graphmem.search")
 GRAPH_TIERS = (Tier.HOT.value, Tier.WARM.value, Tier.COLD.value)
 
 
+#: memories per row of a whole-scope read (about 1 MB with vectors and sentence vectors)
+SCOPE_PAGE = 256
+
+
 def memory_rows(record: neo4j.Record) -> MemoryRows:
     """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
     ``neighbour_rows``, ``rows_by_ids``) as columns. Each memory's place comes as one
@@ -217,8 +221,12 @@ class Neo4jGraphSearch:
             name, params = "memory/scope_rows_user", {"userId": user_id}
         else:
             name, params = "memory/scope_rows_tenant", {}
-        (record,) = await self._session.run(name, {"tenant": tenant, "cap": cap, **params})
-        return None if int(record["n"]) >= cap else memory_rows(record)
+        records = await self._session.run(
+            name, {"tenant": tenant, "cap": cap, "page": SCOPE_PAGE, **params}
+        )
+        if int(records[0]["n"]) >= cap:
+            return None
+        return MemoryRows.joined([memory_rows(r) for r in records])
 
     async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows:
         """The memories of ``ids`` still in the graph, as ``scope_rows`` returns them."""

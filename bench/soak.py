@@ -892,8 +892,8 @@ at {1 / plan["write_interval"]:g} req/s each, one of four calls an `addMemories`
 {plan["churners"]} clients at {1 / plan["churn_interval"]:g} req/s each sending documents never
 seen before ({r["churn_documents"]:,} distinct texts against a parse cache of 256);
 {plan["tenants"] + 1} `memoryEvents` subscriptions). Maintenance on, as in
-production. Sampled every {plan["sample_seconds"]:g} s. {run["date"]}, commit {run["commit"]},
-{run["machine"]}.
+production.{_cache(r)} Sampled every {plan["sample_seconds"]:g} s. {run["date"]}, commit \
+{run["commit"]}, {run["machine"]}.
 
 | check | result | verdict |
 |---|---|---|
@@ -928,7 +928,21 @@ Latency over the whole run (ms, loopback; the windows are in the plot):
 
 
 def _db(r: dict[str, Any]) -> str:
-    return "" if r.get("redis_db") is None else f" --redis-db {r['redis_db']}"
+    db = "" if r.get("redis_db") is None else f" --redis-db {r['redis_db']}"
+    cache = r.get("search_cache_mb")
+    return db + ("" if cache is None else f" --search-cache-mb {cache}")
+
+
+def _cache(r: dict[str, Any]) -> str:
+    cache = r.get("search_cache_mb")
+    if cache is None:
+        return ""
+    return (
+        f" The search cache is bounded at {cache} MB (`GRAPHMEM_SEARCH_CACHE_MB`; default"
+        " 256): a bounded cache grows with the data until it is full, so a bound the run"
+        " fills within its warm-up is what lets the RSS check tell a leak from a cache"
+        " still filling."
+    )
 
 
 def _yes(ok: bool | None) -> str:
@@ -950,6 +964,11 @@ def main() -> int:
         help="use this database of REDIS_URL's Redis: keeps the soak's sessions away from "
         "other processes on a shared Redis (their maintenance spills every tenant's "
         "over-budget sessions, into whatever Neo4j they use)",
+    )
+    parser.add_argument(
+        "--search-cache-mb",
+        type=int,
+        help="the server's GRAPHMEM_SEARCH_CACHE_MB (default: the server's own default)",
     )
     args = parser.parse_args()
     seconds = 30.0 if args.quick else 60 * args.minutes
@@ -973,7 +992,14 @@ def main() -> int:
     tenants = [f"soak-{run_id}-{n}" for n in range(plan.tenants)]
     keys = [f"soak-{uuid.uuid4().hex}" for _ in tenants]
     log_dir = Path(tempfile.mkdtemp(prefix="graphmem-soak-"))
-    server = Server(dict(zip(keys, tenants, strict=True)), log_dir / "server.log", args.redis_db)
+    cache = (
+        {}
+        if args.search_cache_mb is None
+        else {"GRAPHMEM_SEARCH_CACHE_MB": str(args.search_cache_mb)}
+    )
+    server = Server(
+        dict(zip(keys, tenants, strict=True)), log_dir / "server.log", args.redis_db, cache
+    )
     print(f"server log: {server.log_path}", file=sys.stderr)
 
     def terminate(*_: object) -> None:
@@ -985,6 +1011,7 @@ def main() -> int:
         "quick": args.quick,
         "minutes": seconds / 60,
         "redis_db": args.redis_db,
+        "search_cache_mb": args.search_cache_mb,
     }
     try:
         server.start()

@@ -21,6 +21,7 @@ from ..models import MemoryType, Tier
 from ..stores.models import MemoryRows
 
 F32 = npt.NDArray[np.float32]
+F16 = npt.NDArray[np.float16]
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
 Mask = npt.NDArray[np.bool_]
@@ -41,7 +42,7 @@ class Turn:
     type: str
 
 
-def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F32, I64]:
+def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F16, I64]:
     """Rows' vectors as arrays: (own vectors, embedded?, sentence vectors, sentences per
     memory). A memory not embedded yet has a zero vector and no sentences."""
     n = len(rows.ids)
@@ -61,7 +62,6 @@ def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F32, I64]:
             counts[i] = len(raw) // (2 * dimension)
             blocks.append(raw)
     sentences = np.frombuffer(b"".join(blocks), dtype="<f2").reshape(-1, dimension)
-    sentences = sentences.astype(np.float32)
     return vectors, embedded, sentences, counts
 
 
@@ -121,7 +121,7 @@ class ScopeView:
         type_names: Codes,
         vectors: F32,
         embedded: Mask,
-        sentences: F32,
+        sentences: F16,
         counts: I64,
     ) -> None:
         self.ids, self.sessions, self.users = ids, sessions, users
@@ -230,18 +230,28 @@ class ScopeView:
             keep &= self.users.rows_of(user_id)
         return keep
 
-    def cosines(self, query: F32) -> tuple[F32, F32]:
-        """Each row's cosine to the (normalised) query, and its best cosine: the larger
-        of that and its best sentence's."""
+    def cosines(self, query: F32) -> F32:
+        """Each row's cosine to the (normalised) query, by its own vector."""
         # einsum, not @: above a thousand rows a BLAS matrix-vector product goes
         # multithreaded, which on a busy 2-core machine costs milliseconds, not microseconds
         own: F32 = np.einsum("ij,j->i", self.vectors, query)
-        best = own.copy()
-        if len(self.sentences):
-            scores = np.einsum("ij,j->i", self.sentences, query)
-            has = self.counts > 0
-            best[has] = np.maximum(own[has], np.maximum.reduceat(scores, self.starts[has]))
-        return own, best
+        return own
+
+    def best(self, rows: Sequence[int], own: F32, query: F32) -> F32:
+        """The best cosine of each of ``rows``: the larger of its own and its best
+        sentence's. Only for the rows a search returns or weighs (a few hundred), which
+        is why sentence vectors can stay float16 here: half the memory of a view."""
+        at = np.asarray(rows, dtype=np.int64)
+        out: F32 = own[at].copy()
+        counts = self.counts[at]
+        has = counts > 0
+        if has.any():
+            c = counts[has]
+            first = np.cumsum(c) - c  # each row's first sentence among those gathered
+            gathered = np.repeat(self.starts[at[has]] - first, c) + np.arange(int(c.sum()))
+            scores = np.einsum("ij,j->i", self.sentences[gathered].astype(np.float32), query)
+            out[has] = np.maximum(out[has], np.maximum.reduceat(scores, first))
+        return out
 
     def nearest(self, own: F32, mask: Mask, k: int) -> I64:
         """The ``k`` embedded rows of ``mask`` closest by their own vector, best first."""

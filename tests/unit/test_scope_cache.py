@@ -72,8 +72,10 @@ def test_a_view_ranks_by_own_cosine_and_scores_the_best_sentence() -> None:
         DIM,
     )
     query = np.asarray([1, 0, 0, 0], dtype=np.float32)
-    own, best = view.cosines(query)
+    own = view.cosines(query)
+    best = view.best(range(4), own, query)
     assert np.isclose(best[1], 1.0) and own[1] < 1.0  # its second sentence matches exactly
+    assert np.allclose(view.best([3, 1, 0], own, query), best[[3, 1, 0]])
     order = [view.id_at(i) for i in view.nearest(own, view.mask(["cold"]), 10)]
     assert order == ["a", "b", "c"]  # d has no vector yet: never a vector hit
 
@@ -128,8 +130,12 @@ def test_a_patched_view_equals_one_read_whole() -> None:
     assert [patched.id_at(i) for i in range(len(patched))] == [
         whole.id_at(i) for i in range(len(whole))
     ]
-    for a, b in zip(patched.cosines(query), whole.cosines(query), strict=True):
-        assert np.allclose(a, b)
+    assert np.allclose(patched.cosines(query), whole.cosines(query))
+    every = range(len(whole))
+    assert np.allclose(
+        patched.best(every, patched.cosines(query), query),
+        whole.best(every, whole.cosines(query), query),
+    )
 
 
 def test_the_change_log_is_read_only_when_it_reaches_back_unbroken() -> None:

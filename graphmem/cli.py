@@ -138,7 +138,10 @@ async def _mcp_stdio(settings: Settings, key: str | None) -> int:
 async def _worker(settings: Settings, drain: bool, parked: bool = False) -> int:
     import signal
 
+    from . import allocator
     from .builder import MemoryBuilder
+
+    allocator.tune()
 
     if not settings.write_behind:
         print("graphmem: write-behind is off (GRAPHMEM_WRITE_BEHIND=false)", file=sys.stderr)
@@ -196,8 +199,9 @@ def _doctor(settings: Settings) -> int:
 
 
 def _serve(settings: Settings, with_services: bool) -> int:
-    from . import doctor
+    from . import allocator, doctor
 
+    allocator.tune()
     if with_services:
         _services(settings, "up", as_json=False)
     for finding in doctor.run(settings, doctor.BEFORE_SERVE):

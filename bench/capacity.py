@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from bench import corpus
 from bench.entities import turns
-from bench.report import ROOT, run_info, save_json, update_section
+from bench.report import RESULTS, ROOT, run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
 from graphmem.devstack import LocalStack
 from graphmem.enrich.sentences import Embedded, embed_memories, pack
@@ -135,7 +135,9 @@ async def redis_bytes(service: Memory, hot: int) -> dict[str, Any]:
         return directory_bytes(Path(found["dir"]) / "appendonlydir")
 
     tenant = f"capacity-{uuid.uuid4().hex[:8]}"
-    texts = turns(hot)
+    every = turns()
+    # the dev conversations hold fewer turns than that: each one again, numbered
+    texts = [f"{every[n % len(every)]} (#{n})" for n in range(hot)]
     start_used, start_aof = await used(), await aof()
     items: list[MemoryItem] = []
     for n in range(0, len(texts), 100):
@@ -169,7 +171,7 @@ async def redis_bytes(service: Memory, hot: int) -> dict[str, Any]:
     }
 
 
-async def run(size: int, hot: int, keep: bool) -> dict[str, Any]:
+async def run(size: int, hot: int, keep: bool, graph_from: dict[str, Any] | None) -> dict[str, Any]:
     home = ROOT / ".graphmem" / "capacity"
     shutil.rmtree(home, ignore_errors=True)
     settings = Settings(
@@ -190,6 +192,12 @@ async def run(size: int, hot: int, keep: bool) -> dict[str, Any]:
     database = stack.neo4j.home / "data" / "databases" / settings.neo4j_database
     try:
         await service.migrate()
+        if graph_from is not None:
+            return {
+                "run": run_info(),
+                "graph": graph_from,
+                "redis": await redis_bytes(service, hot),
+            }
         empty = await neo4j_files(service, stack, database)
         started = time.perf_counter()
         with tqdm(total=size, desc=f"{size} memories", file=sys.stderr) as bar:
@@ -200,6 +208,7 @@ async def run(size: int, hot: int, keep: bool) -> dict[str, Any]:
         await _own_vector_index(service, tenant)
         with_own = await neo4j_files(service, stack, database)
         graph = {
+            "measured": run_info(),
             "memories": size,
             "mentions": mentions,
             "build_seconds": round(built_s, 1),
@@ -227,6 +236,7 @@ async def _own_vector_index(service: Memory, tenant: str) -> None:
 def report(r: dict[str, Any]) -> str:
     g, h = r["graph"], r["redis"]
     n = g["memories"]
+    measured = g.get("measured", r["run"])
     rows = "\n".join(
         f"| {family} | {b / n:,.0f} | {b / 2**20:,.1f} |"
         for family, b in sorted(g["bytes"].items(), key=lambda kv: -kv[1])
@@ -238,7 +248,8 @@ def report(r: dict[str, Any]) -> str:
     return f"""## Capacity: bytes per memory
 
 `python -m bench.capacity` on fresh databases started by the launcher
-({r["run"]["date"]}, commit {r["run"]["commit"]}, {r["run"]["machine"]}). Neo4j:
+({measured["date"]}, commit {measured["commit"]}, {measured["machine"]}; Redis
+{r["run"]["date"]}, commit {r["run"]["commit"]}). Neo4j:
 {n:,} memories in one tenant as spill writes them (LoCoMo turns, 384-dimension vectors,
 sentence vectors, {g["mentions"]:,} entity mentions), measured on disk after a
 checkpoint; written in {g["build_seconds"]} s.
@@ -274,9 +285,17 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2,000 memories, 500 hot items")
     parser.add_argument("--keep", action="store_true", help="keep the databases' directory")
     parser.add_argument("--out", type=Path, help="write JSON here instead of bench/results")
+    parser.add_argument(
+        "--redis-only",
+        action="store_true",
+        help="measure Redis again; keep the Neo4j figures of bench/results/capacity.json",
+    )
     args = parser.parse_args()
     size, hot = (2_000, 500) if args.quick else (args.memories, args.hot)
-    result = await run(size, hot, args.keep)
+    graph_from = None
+    if args.redis_only:
+        graph_from = json.loads((RESULTS / "capacity.json").read_text())["graph"]
+    result = await run(size, hot, args.keep, graph_from)
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
     else:

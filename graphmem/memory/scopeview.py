@@ -106,9 +106,9 @@ def _packed_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
 
 
 class ScopeView:
-    """Columns only, no Python object per row: a process holds many views, replaced on
-    every write to their scope, and per-row strings and dicts left the allocator's arenas
-    pinned by the few survivors of each (the API's RSS crept ~20 MB a minute under churn)."""
+    """Columns only, no Python object per row: a view is its arrays and a few objects,
+    sized exactly (``nbytes``, what the cache's bound counts), and building, patching and
+    looking up are numpy operations over them."""
 
     def __init__(
         self,

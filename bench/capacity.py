@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import shutil
-import socket
 import sys
 import time
 import uuid
@@ -36,6 +35,7 @@ from tqdm import tqdm
 
 from bench import corpus
 from bench.entities import turns
+from bench.loadgen import free_port
 from bench.report import RESULTS, ROOT, run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
 from graphmem.devstack import LocalStack
@@ -47,13 +47,6 @@ from graphmem.stores.models import Enriched
 from graphmem.stores.redis.queue import STREAM
 
 PASSWORD = "capacity-bench"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def directory_bytes(path: Path) -> int:

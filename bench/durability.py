@@ -22,20 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.loadgen import free_port
 from bench.report import run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
 from graphmem.devstack.process import port_open
 from graphmem.devstack.redis import RedisLauncher
 from graphmem.errors import GraphmemError
 from graphmem.settings import Settings
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def trial(mode: str, home: Path, seconds: float) -> dict[str, Any]:

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from typing import Any
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (for a server the bench starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 class LoopbackClient:

@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ from tqdm import tqdm
 
 from bench import corpus
 from bench.entities import extractor_throughput, timed_spill, turns
-from bench.loadgen import LoopbackClient
+from bench.loadgen import LoopbackClient, free_port
 from bench.locomo import LOCOMO
 from bench.report import RESULTS, run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
@@ -49,12 +48,6 @@ from graphmem.memory import Memory, RecallQuery
 from graphmem.models import MemoryItem, tenant_fulltext
 from graphmem.retrieval import Retriever
 from graphmem.settings import load_settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def wait_ready(url: str, server: subprocess.Popen[bytes], seconds: float = 90) -> None:

@@ -37,7 +37,6 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -55,7 +54,7 @@ import httpx
 import psutil
 import websockets
 
-from bench.loadgen import LoopbackClient
+from bench.loadgen import LoopbackClient, free_port
 from bench.report import RESULTS, ROOT, run_info, save_json, update_section
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
@@ -95,12 +94,6 @@ class Plan:
 
 
 # ---------------------------------------------------------------------------- server
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:

@@ -25,7 +25,8 @@ from typing import Any
 import httpx
 
 from bench.fuzzgen import Generator, Summary, format_failures, run
-from bench.perf import free_port, wait_ready
+from bench.loadgen import free_port
+from bench.perf import wait_ready
 from bench.report import ROOT, run_info, save_json, update_section
 
 

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.loadgen import free_port
 from bench.locomo import (
     CATEGORIES,
     LOCOMO,
@@ -49,7 +50,7 @@ from bench.locomo import (
     summarise,
     turn_text,
 )
-from bench.perf import free_port, percentile
+from bench.perf import percentile
 from bench.report import RESULTS, ROOT, run_info, save_json, update_section
 from graphmem.devstack.neo4j import Neo4jLauncher
 from graphmem.enrich.embed import MiniLMInt8Embedder

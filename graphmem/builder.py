@@ -276,7 +276,11 @@ class MemoryBuilder:
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryBuilder:
         """A builder wired to the services the settings point at."""
-        hot = RedisHotTier.connect(settings.resolved_redis_url, settings.memory.session_ttl_seconds)
+        hot = RedisHotTier.connect(
+            settings.resolved_redis_url,
+            settings.memory.session_ttl_seconds,
+            cluster=settings.redis_cluster,
+        )
         graph = Neo4jGraphStore.connect(
             settings.resolved_neo4j_uri,
             settings.neo4j_user,

@@ -37,11 +37,11 @@ if TYPE_CHECKING:
     from .client import Graphmem
 
 
-def _services(settings: Settings, action: str, as_json: bool) -> int:
+def _services(settings: Settings, action: str, as_json: bool, redis_cluster: bool = False) -> int:
     from .api.auth import api_keys
     from .devstack import LocalStack
 
-    stack = LocalStack(settings)
+    stack = LocalStack(settings, redis_cluster=redis_cluster or settings.redis_cluster)
     if action == "install":
         stack.neo4j.java()
         print("neo4j jars in", stack.neo4j.resolve())
@@ -54,9 +54,15 @@ def _services(settings: Settings, action: str, as_json: bool) -> int:
             f"Neo4j   {stack.neo4j_uri}  (Browser: http://127.0.0.1:{settings.neo4j_http_port}/browser/,"
             f" user {settings.neo4j_user})"
         )
-        print(
-            f"Redis   {stack.redis_url}  (appendonly yes, appendfsync {settings.redis_appendfsync})"
-        )
+        fsync = f"appendonly yes, appendfsync {settings.redis_appendfsync}"
+        if stack.redis_cluster:
+            ports = stack.cluster.ports
+            print(
+                f"Redis Cluster  {stack.redis_url}  (ports {ports[0]}-{ports[-1]}: 3 masters,"
+                f" 3 replicas; {fsync}); serve with REDIS_URL={stack.redis_url} REDIS_CLUSTER=true"
+            )
+        else:
+            print(f"Redis   {stack.redis_url}  ({fsync})")
         _print_keys(settings, api_keys(settings))
         print(f"ready in {time.monotonic() - started:.1f}s; stop with: graphmem services down")
     elif action == "down":
@@ -307,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     services = sub.add_parser("services", help="run the local Neo4j and Redis")
     services.add_argument("action", choices=["up", "down", "status", "install"])
     services.add_argument("--json", action="store_true")
+    services.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        help="a local Redis Cluster (3 masters, 3 replicas) instead of a single Redis",
+    )
     sub.add_parser("migrate", help="apply cypher/schema to Neo4j")
     serve = sub.add_parser("serve", help="run the GraphQL API")
     serve.add_argument("--host")
@@ -373,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         settings = load_settings(**overrides)
         if args.command == "services":
-            return _services(settings, args.action, args.json)
+            return _services(settings, args.action, args.json, args.redis_cluster)
         if args.command == "migrate":
             for name in asyncio.run(_migrate(settings)):
                 print(f"applied {name}")

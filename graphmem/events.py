@@ -5,6 +5,10 @@ subscription listens there: an event produced through one API process reaches th
 subscribers of all of them. Channels are per tenant, so a subscriber can only ever hear
 its own tenant. Publishing is best effort: a Redis hiccup never fails the operation that
 produced the event.
+
+The channels are sharded (``SPUBLISH``/``SSUBSCRIBE``, Redis 7): in a Redis Cluster an
+event travels only within the shard that owns its channel's slot, instead of to every
+node as classic pub/sub does; a single Redis treats them like any channel.
 """
 
 from __future__ import annotations
@@ -16,11 +20,16 @@ from enum import StrEnum
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import ClusterPubSub
 from redis.exceptions import RedisError
 
 from .models import utcnow
 
 log = logging.getLogger("graphmem.events")
+
+#: seconds one wait for a message may last before the loop waits again (a message ends
+#: the wait at once)
+_WAIT = 30.0
 
 
 class EventKind(StrEnum):
@@ -44,20 +53,26 @@ class EventBus:
     async def publish(self, tenant: str, kind: EventKind, **data: Any) -> None:
         event = {"kind": kind.value, "at": utcnow().isoformat(), **data}
         try:
-            await self._redis.publish(channel(tenant), json.dumps(event, default=str))
+            await self._redis.spublish(channel(tenant), json.dumps(event, default=str))
         except (RedisError, OSError):
             log.warning("could not publish %s event for %s", kind.value, tenant)
 
     async def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:
         """Events of one tenant as they happen, until the consumer stops iterating."""
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(channel(tenant))
+        await pubsub.ssubscribe(channel(tenant))
+        # A cluster's pub/sub keeps a connection per shard and hands sharded messages out
+        # through its own call; a single Redis's through the plain one.
         try:
-            async for message in pubsub.listen():
-                if message.get("type") == "message":
+            while True:
+                if isinstance(pubsub, ClusterPubSub):
+                    message = await pubsub.get_sharded_message(True, _WAIT)
+                else:
+                    message = await pubsub.get_message(True, _WAIT)
+                if message is not None and message.get("type") == "smessage":
                     yield json.loads(message["data"])
         finally:
-            await pubsub.unsubscribe(channel(tenant))
+            await pubsub.sunsubscribe(channel(tenant))
             await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 

@@ -242,6 +242,12 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(
         None, validation_alias=AliasChoices("redis_url", "REDIS_URL", "GRAPHMEM_REDIS_URL")
     )
+    #: REDIS_URL names one node of a Redis Cluster: use redis-py's cluster client, which
+    #: finds the other nodes and routes each key to its slot's master (docs/scaling.md)
+    redis_cluster: bool = Field(
+        False,
+        validation_alias=AliasChoices("redis_cluster", "REDIS_CLUSTER", "GRAPHMEM_REDIS_CLUSTER"),
+    )
     #: share Neo4j bookmarks between replicas through Redis (``stores/redis/bookmarks.py``),
     #: so a read through one replica sees a write acknowledged by another on a cluster.
     #: None: on for routing URIs (``neo4j://``, ``neo4j+s://``), off for ``bolt://``.
@@ -258,6 +264,8 @@ class Settings(BaseSettings):
     neo4j_pagecache: str = "512m"
     redis_port: int = Field(6379, ge=1, le=65535)
     redis_appendfsync: Literal["always", "everysec", "no"] = "everysec"
+    #: the first of six ports of `graphmem services up --redis-cluster`
+    redis_cluster_port: int = Field(7000, ge=1, le=65529)
 
     # --- API ----------------------------------------------------------------------
     host: str = "127.0.0.1"

@@ -1,6 +1,8 @@
 """Shared fixtures. Integration tests talk to a real Neo4j and a real Redis, found in order:
 
-1. ``NEO4J_URI`` and ``REDIS_URL`` from the environment (``./dev test`` sets them);
+1. ``NEO4J_URI`` and ``REDIS_URL`` from the environment (``./dev test`` sets them), with
+   ``REDIS_CLUSTER=true`` when ``REDIS_URL`` names a node of a Redis Cluster (``./dev
+   test`` runs the Redis tests a second time that way, against a local cluster);
 2. testcontainers, when a Docker daemon answers;
 3. otherwise the project's own launcher, on ports of its own under ``.graphmem/pytest``.
 """
@@ -21,12 +23,14 @@ from typing import Any
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 from starlette.applications import Starlette
 
 from graphmem.api.app import create_app
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
 from graphmem.settings import Settings
+from graphmem.stores.redis.client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,6 +42,7 @@ class Stack:
     neo4j_user: str
     neo4j_password: str
     origin: str
+    redis_cluster: bool = False
 
     def settings(self, **overrides: Any) -> Settings:
         values: dict[str, Any] = {
@@ -45,9 +50,14 @@ class Stack:
             "redis_url": self.redis_url,
             "neo4j_user": self.neo4j_user,
             "neo4j_password": self.neo4j_password,
+            "redis_cluster": self.redis_cluster,
         }
         values.update(overrides)
         return Settings(**values)
+
+    def redis(self, url: str | None = None) -> Redis:
+        """A client of the test's own for the stack's Redis (or cluster), decoding."""
+        return connect(url or self.redis_url, self.redis_cluster)
 
 
 def _docker_answers() -> bool:
@@ -65,7 +75,10 @@ def stack() -> Iterator[Stack]:
     user = os.environ.get("NEO4J_USER", "neo4j")
     password = os.environ.get("NEO4J_PASSWORD", "graphmem-dev")
     if os.environ.get("NEO4J_URI") and os.environ.get("REDIS_URL"):
-        yield Stack(os.environ["NEO4J_URI"], os.environ["REDIS_URL"], user, password, "env")
+        cluster = os.environ.get("REDIS_CLUSTER", "").lower() in ("1", "true", "yes")
+        yield Stack(
+            os.environ["NEO4J_URI"], os.environ["REDIS_URL"], user, password, "env", cluster
+        )
         return
     if _docker_answers():
         try:
@@ -278,6 +291,7 @@ def stack_env(stack: Stack, **extra: str) -> dict[str, str]:
         "REDIS_URL": stack.redis_url,
         "NEO4J_USER": stack.neo4j_user,
         "NEO4J_PASSWORD": stack.neo4j_password,
+        "REDIS_CLUSTER": "true" if stack.redis_cluster else "false",
         # Servers share database 0, whose enrichment queue fills with every test's adds:
         # a worker per server would chew through all of it. Tests of write-behind start
         # their workers on a database of their own (test_visibility, test_worker_faults).
@@ -317,13 +331,18 @@ async def empty_redis_db(stack: Stack, db: int) -> str:
     maintenance pass visits every tenant in Redis: in a database of their own, they
     neither flush nor spill what other tests left behind. Each such test has its own
     number (1 two API processes, 7 faults, 8 poison, 9 tiers and replicas, 10 and 11
-    visibility, 12 worker faults, 13 and 14 the soak bench, 15 the mixed bench)."""
+    visibility, 12 worker faults, 13 and 14 the soak bench, 15 the mixed bench).
+
+    A Redis Cluster has database 0 only: there the whole cluster is emptied (``./dev
+    test`` starts one for the cluster run alone, whose tests run one after another)."""
     from urllib.parse import urlsplit, urlunsplit
 
-    import redis.asyncio as aioredis
-
+    if stack.redis_cluster:
+        async with stack.redis() as client:
+            await client.flushall(target_nodes="primaries")
+        return stack.redis_url
     url = urlunsplit(urlsplit(stack.redis_url)._replace(path=f"/{db}"))
-    async with aioredis.Redis.from_url(url) as client:
+    async with stack.redis(url) as client:
         await client.flushdb()
     return url
 

@@ -5,30 +5,42 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..settings import Settings
+from .cluster import RedisClusterLauncher
 from .neo4j import Neo4jLauncher
 from .redis import RedisLauncher
 
 
 @dataclass
 class LocalStack:
+    """Neo4j and either a single Redis or (``redis_cluster``) a local Redis Cluster."""
+
     settings: Settings
+    redis_cluster: bool = False
     neo4j: Neo4jLauncher = field(init=False)
     redis: RedisLauncher = field(init=False)
+    cluster: RedisClusterLauncher = field(init=False)
 
     def __post_init__(self) -> None:
         self.neo4j = Neo4jLauncher(self.settings)
         self.redis = RedisLauncher(self.settings)
+        self.cluster = RedisClusterLauncher(self.settings)
 
     def up(self) -> None:
-        self.redis.start()
+        if self.redis_cluster:
+            self.cluster.start()
+        else:
+            self.redis.start()
         self.neo4j.start()
 
     def down(self) -> None:
+        """Stops whatever of the stack runs (a cluster started by an earlier ``up`` too)."""
         self.neo4j.stop()
         self.redis.stop()
+        self.cluster.stop()
 
     def status(self) -> list[dict[str, object]]:
-        return [self.neo4j.status(), self.redis.status()]
+        redis = self.cluster.status() if self.redis_cluster else self.redis.status()
+        return [self.neo4j.status(), redis]
 
     @property
     def neo4j_uri(self) -> str:
@@ -36,7 +48,9 @@ class LocalStack:
 
     @property
     def redis_url(self) -> str:
+        if self.redis_cluster:
+            return self.cluster.url
         return f"redis://127.0.0.1:{self.settings.redis_port}/0"
 
 
-__all__ = ["LocalStack", "Neo4jLauncher", "RedisLauncher"]
+__all__ = ["LocalStack", "Neo4jLauncher", "RedisClusterLauncher", "RedisLauncher"]

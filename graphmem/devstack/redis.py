@@ -15,14 +15,23 @@ from .process import alive, port_open, read_pid, spawn, stop_pid, wait_until
 
 REDIS_FIX = "install it with: apt-get install -y redis-server"
 
+CLUSTER_NODE_TIMEOUT_MS = 3000
+
 
 @dataclass
 class RedisLauncher:
     settings: Settings
+    #: a node of a Redis Cluster (``cluster.py``) on this port, under this directory
+    cluster_port: int | None = None
+    cluster_home: Path | None = None
 
     @property
     def home(self) -> Path:
-        return (self.settings.home / "redis").resolve()
+        return (self.cluster_home or self.settings.home / "redis").resolve()
+
+    @property
+    def port(self) -> int:
+        return self.cluster_port or self.settings.redis_port
 
     @property
     def pid_file(self) -> Path:
@@ -57,7 +66,7 @@ class RedisLauncher:
                 "# Written by `graphmem services up`; edits are overwritten on the next start.",
                 "bind 127.0.0.1",
                 "protected-mode yes",
-                f"port {s.redis_port}",
+                f"port {self.port}",
                 "daemonize no",
                 f"dir {self.home / 'data'}",
                 f"pidfile {self.home / 'redis-server.pid'}",
@@ -66,6 +75,16 @@ class RedisLauncher:
                 f"appendfsync {s.redis_appendfsync}",
                 "appendfilename appendonly.aof",
                 "save 300 100",
+                *(
+                    [
+                        "cluster-enabled yes",
+                        "cluster-config-file nodes.conf",
+                        # how long a master may be silent before its replica takes over
+                        f"cluster-node-timeout {CLUSTER_NODE_TIMEOUT_MS}",
+                    ]
+                    if self.cluster_port
+                    else []
+                ),
                 "",
             ]
         )
@@ -80,16 +99,17 @@ class RedisLauncher:
         return alive(read_pid(self.pid_file))
 
     def ready(self) -> bool:
-        return port_open("127.0.0.1", self.settings.redis_port)
+        return port_open("127.0.0.1", self.port)
 
     def start(self, timeout: float = 30.0) -> bool:
         if self.running():
             wait_until(self.ready, timeout, what="Redis")
             return False
-        if port_open("127.0.0.1", self.settings.redis_port):
+        if port_open("127.0.0.1", self.port):
             raise ConfigurationError(
-                f"port {self.settings.redis_port} is taken by another process (a system "
-                "redis-server? `service redis-server stop`), or set GRAPHMEM_REDIS_PORT"
+                f"port {self.port} is taken by another process (a system redis-server? "
+                "`service redis-server stop`), or set GRAPHMEM_REDIS_PORT "
+                "(GRAPHMEM_REDIS_CLUSTER_PORT for a cluster)"
             )
         binary = self.binary()
         conf = self.write_conf()
@@ -123,7 +143,7 @@ class RedisLauncher:
             "service": "redis",
             "pid": read_pid(self.pid_file) if self.running() else None,
             "running": self.running(),
-            "url": f"redis://127.0.0.1:{self.settings.redis_port}/0",
+            "url": f"redis://127.0.0.1:{self.port}/0",
             "ready": self.ready(),
             "appendfsync": self.settings.redis_appendfsync,
             "home": str(self.home),

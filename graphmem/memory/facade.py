@@ -211,6 +211,7 @@ class Memory:
         await self.graph.close()
 
     async def migrate(self) -> list[str]:
+        await self.hot_tier.migrate()
         applied = await self.graph.migrate(self.embedder.dimension)
         await self.graph.backfill_scope_tokens(scope_tokens)
         return applied

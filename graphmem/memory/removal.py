@@ -39,6 +39,12 @@ class Removal:
         """Remove a memory from every tier; False when the tenant has no such memory."""
         Inputs.item_id(item_id)
         session_id = await self.hot.session_of(tenant, item_id)
+        if session_id is None:
+            # The lookup by id is cleaned after a removal, on another key (another
+            # Redis Cluster node), so a promotion racing a spill can leave a hot item
+            # it does not name: the graph's copy knows the session too.
+            found = await self.graph.get(tenant, [item_id])
+            session_id = found[0].session_id if found else None
         removed_hot: list[str] = []
         if session_id is None:
             done = await self.graph.delete_many(tenant, [item_id])

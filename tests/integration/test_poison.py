@@ -8,6 +8,7 @@ import json
 import pytest
 
 from graphmem.memory import Memory
+from graphmem.stores.redis.keys import session_keys
 from tests.conftest import Api, Stack, empty_redis_db, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
 
@@ -90,7 +91,7 @@ async def test_bad_rows_already_stored_are_skipped_not_fatal(
     )
     hot = service.hot_tier
     await service.ingest.add(tenant, {"session_id": "old", "content": "fresh hot item"})
-    key = hot._keys(tenant, "old")[0]  # type: ignore[attr-defined]
+    key = session_keys(tenant, "old").items
     await hot.client.hset(key, "mem_broken", '{"id": "mem_broken", "oops": true}')  # type: ignore[attr-defined]
     for query, variables in [
         (HOT, {"s": "old"}),

@@ -341,13 +341,12 @@ class Oracle:
 
     def __init__(self, stack: Stack, tenant: str) -> None:
         from neo4j import AsyncGraphDatabase
-        from redis.asyncio import Redis
 
         self.tenant = tenant
         self.driver = AsyncGraphDatabase.driver(
             stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
         )
-        self.redis = Redis.from_url(stack.redis_url, decode_responses=True)
+        self.redis = stack.redis()
 
     async def close(self) -> None:
         await self.driver.close()

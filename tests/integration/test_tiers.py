@@ -13,6 +13,7 @@ import pytest
 
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory, RecallQuery
+from graphmem.stores.redis.keys import session_keys
 from tests.conftest import METRICS_TOKEN, Api, LiveApi, Stack, empty_redis_db, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
 
@@ -210,13 +211,10 @@ async def test_write_through_holds_the_item_in_both_tiers(
 async def test_hot_ttl_rule_sets_the_redis_expiry(
     builder_service: Any, tenant: str, stack: Stack
 ) -> None:
-    import redis.asyncio as aioredis
-
     service = await builder_service(hot_ttl=120)
     await service.ingest.add(tenant, {"session_id": "s", "content": "short lived"})
-    client = aioredis.Redis.from_url(stack.redis_url)
-    async with client:
-        ttl = await client.ttl(f"gm:{{{tenant}}}:s:s:items")
+    async with stack.redis() as client:
+        ttl = await client.ttl(session_keys(tenant, "s").items)
     assert 100 < ttl <= 120
 
 

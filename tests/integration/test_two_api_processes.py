@@ -18,8 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
-import redis.asyncio as aioredis
 
+from graphmem.stores.redis.keys import session_keys
 from graphmem.stores.redis.lease import lease_key
 from tests.conftest import Stack, empty_redis_db, free_port, new_tenant, stack_env, start_server
 from tests.integration.test_change_feed import next_event, subscription
@@ -53,6 +53,8 @@ class Pair:
     b: Replica
     key: str
     redis_url: str
+    stack: Stack
+    tenant: str
 
 
 @pytest.fixture
@@ -70,7 +72,9 @@ async def pair(stack: Stack) -> AsyncIterator[Pair]:
     ports = [free_port(), free_port()]
     procs = [start_server(env, port) for port in ports]
     try:
-        yield Pair(Replica(ports[0], procs[0]), Replica(ports[1], procs[1]), key, url)
+        yield Pair(
+            Replica(ports[0], procs[0]), Replica(ports[1], procs[1]), key, url, stack, tenant
+        )
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -101,6 +105,14 @@ async def test_what_one_replica_acknowledges_the_other_serves(pair: Pair) -> Non
     for session, items in written.items():
         hot = (await b.gql(key, HOT, s=session))["hot"]
         assert sorted((h["id"], h["content"]) for h in hot) == sorted(items), session
+    if pair.stack.redis_cluster:
+        # per-session hash tags: the sessions spread over the cluster's masters
+        async with pair.stack.redis() as client:
+            nodes = {
+                client.get_node_from_key(session_keys(pair.tenant, s).items).name  # type: ignore[attr-defined]
+                for s in written
+            }
+        assert len(nodes) >= 2, nodes
 
     # a spill through B is found by a search through A at once
     spilled = await b.gql(
@@ -134,8 +146,8 @@ async def test_what_one_replica_acknowledges_the_other_serves(pair: Pair) -> Non
     assert held["workingMemory"] == {"box": {"n": 3}}
 
 
-async def holder(url: str) -> str | None:
-    async with aioredis.Redis.from_url(url, decode_responses=True) as client:
+async def holder(pair: Pair) -> str | None:
+    async with pair.stack.redis(pair.redis_url) as client:
         value: str | None = await client.get(lease_key("maintenance"))
         return value
 
@@ -143,17 +155,17 @@ async def holder(url: str) -> str | None:
 async def test_maintenance_runs_in_one_replica_and_the_other_takes_over(pair: Pair) -> None:
     pids = {pair.a.proc.pid: pair.a, pair.b.proc.pid: pair.b}
     deadline = time.monotonic() + 20
-    while (held := await holder(pair.redis_url)) is None:
+    while (held := await holder(pair)) is None:
         assert time.monotonic() < deadline, "no replica took the maintenance lease"
         await asyncio.sleep(0.2)
     running = [pid for pid in pids if f":{pid}:" in held]
     assert len(running) == 1, held  # exactly one replica runs maintenance
     # it stays with that replica while it lives
     await asyncio.sleep(2 * LEASE_SECONDS / 3)
-    assert await holder(pair.redis_url) == held
+    assert await holder(pair) == held
     os.kill(running[0], signal.SIGKILL)  # dies without releasing the lease
     killed = time.monotonic()
     (other,) = [pid for pid in pids if pid != running[0]]
-    while f":{other}:" not in (await holder(pair.redis_url) or ""):
+    while f":{other}:" not in (await holder(pair) or ""):
         assert time.monotonic() - killed < LEASE_SECONDS + 3, "no takeover within the lease"
         await asyncio.sleep(0.1)

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
+from graphmem.stores.redis.queue import STREAM
 from tests.conftest import (
     ROOT,
     Stack,
@@ -162,8 +162,8 @@ async def test_a_poison_job_is_parked_and_the_jobs_after_it_are_done(stack: Stac
             for n in range(3)
         ]
         # And an entry no version of graphmem wrote: parked, not a crash of every read.
-        async with aioredis.Redis.from_url(url) as client:
-            await client.xadd("gm:enrich", {"garbage": "1"})
+        async with stack.redis(url) as client:
+            await client.xadd(STREAM, {"garbage": "1"})
         service.worker.max_attempts = 3
         assert (await service.reports.enrichment(tenant)).waiting == 4
         await service.worker.drain(seconds=60)

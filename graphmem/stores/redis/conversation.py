@@ -1,6 +1,6 @@
 """Short-term memory: a session's recent messages in a Redis list with a TTL.
 
-Key ``gm:{<tenant>}:s:<session>:messages`` (the tenant's hash tag, like the hot tier).
+The session's ``messages`` key (``keys.py``), in the session's slot like its hot items.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from ..models import Message
 from .hot import RedisHotTier
+from .keys import session_keys
 
 
 class RedisConversationStore:
@@ -22,7 +23,7 @@ class RedisConversationStore:
 
     @staticmethod
     def _key(tenant: str, session_id: str) -> str:
-        return f"gm:{{{tenant}}}:s:{session_id}:messages"
+        return session_keys(tenant, session_id).messages
 
     async def append(self, tenant: str, session_id: str, message: Message, ttl: int) -> int:
         key = self._key(tenant, session_id)

@@ -3,11 +3,11 @@
 The keys are laid out in ``keys.py``; the per-session settings and the indexes the
 maintenance loop walks are the session index (``index.py``), reached as ``index``.
 
-Writes and removals are Lua scripts: the token total always equals the sum of the
-items, and one script call is one round trip. The put and remove scripts also keep the
-session index current, in the same call, so the two never disagree. Every write
-refreshes the session's TTL; the maintenance loop flushes sessions before that TTL runs
-out.
+Writes and removals of a session's keys are Lua scripts, so the token total always
+equals the sum of the items. The session index is written after a put and cleaned after
+a remove, in that order: it may name an item or a session that is gone, never miss one
+that is there (``keys.py``). Every write refreshes the session's TTL; the maintenance
+loop flushes sessions before that TTL runs out.
 """
 
 from __future__ import annotations
@@ -21,56 +21,52 @@ from typing import Any, cast
 
 import numpy as np
 from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...models import MemoryItem
 from .. import SessionIndex, SessionLocks
 from ..models import Enriched
+from .client import connect
 from .index import RedisSessionIndex
-from .keys import call, session_keys
+from .keys import call, session_keys, tenant_keys
+from .layout import upgrade
 from .locks import RedisSessionLocks
 
-# KEYS: items, meta, where, sessions, config, emb   ARGV: session, now, ttl, (id, doc, tokens)*
+# KEYS: items, meta, config, emb   ARGV: ttl, (id, doc, tokens)*
 _PUT = """
 local total = 0
-for i = 4, #ARGV, 3 do
+for i = 2, #ARGV, 3 do
   local id, doc, tokens = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local old = redis.call('HGET', KEYS[1], id)
   if old then total = total - cjson.decode(old)['token_count'] end
   redis.call('HSET', KEYS[1], id, doc)
-  redis.call('HSET', KEYS[3], id, ARGV[1])
   total = total + tokens
 end
 local t = redis.call('HINCRBY', KEYS[2], 'tokens', total)
-redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
-for k = 1, 6 do
-  if k ~= 3 and k ~= 4 then redis.call('EXPIRE', KEYS[k], ARGV[3]) end
-end
-return {t, redis.call('HGETALL', KEYS[5])}
+for k = 1, 4 do redis.call('EXPIRE', KEYS[k], ARGV[1]) end
+return {t, redis.call('HGETALL', KEYS[3])}
 """
 
-# KEYS: items, meta, where, sessions, config, emb   ARGV: session, id*
+# KEYS: items, meta, emb   ARGV: id*   returns the ids removed, then 1 if the session
+# is left empty (0 if not)
 _REMOVE = """
 local removed = {}
 local total = 0
-for i = 2, #ARGV do
+for i = 1, #ARGV do
   local old = redis.call('HGET', KEYS[1], ARGV[i])
   if old then
     total = total + cjson.decode(old)['token_count']
     redis.call('HDEL', KEYS[1], ARGV[i])
-    redis.call('HDEL', KEYS[3], ARGV[i])
-    redis.call('HDEL', KEYS[6], ARGV[i], ARGV[i] .. ':x')
+    redis.call('HDEL', KEYS[3], ARGV[i], ARGV[i] .. ':x')
     removed[#removed + 1] = ARGV[i]
   end
 end
 if total ~= 0 then redis.call('HINCRBY', KEYS[2], 'tokens', -total) end
+local empty = 0
 if redis.call('HLEN', KEYS[1]) == 0 then
-  redis.call('DEL', KEYS[2], KEYS[6])
-  redis.call('ZREM', KEYS[4], ARGV[1])
+  redis.call('DEL', KEYS[2], KEYS[3])
+  empty = 1
 end
+removed[#removed + 1] = empty
 return removed
 """
 
@@ -136,22 +132,15 @@ class RedisHotTier:
         self._keep = redis.register_script(_KEEP)
         # Declared as the protocol type: HotTier's attributes are settable, so a
         # structural match needs this exact type.
-        self.index: SessionIndex = RedisSessionIndex(redis, lambda: self.ttl)
+        self._index = RedisSessionIndex(redis, lambda: self.ttl)
+        self.index: SessionIndex = self._index
         self.locks: SessionLocks = RedisSessionLocks(redis)
 
     @classmethod
-    def connect(cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600) -> RedisHotTier:
-        # Every script here is idempotent (a put rewrites the same document and recomputes
-        # the token delta), so retrying after a dropped connection cannot double-count.
-        client = Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_timeout=5.0,
-            socket_connect_timeout=5.0,
-            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=3),
-            retry_on_error=[RedisConnectionError, RedisTimeoutError],
-        )
-        return cls(client, session_ttl_seconds)
+    def connect(
+        cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600, cluster: bool = False
+    ) -> RedisHotTier:
+        return cls(connect(url, cluster), session_ttl_seconds)
 
     @property
     def client(self) -> Redis:
@@ -161,49 +150,58 @@ class RedisHotTier:
     async def close(self) -> None:
         await self._redis.aclose()
 
-    # The key layout and error mapping are shared with the session index (and used by
-    # the conversation and admission stores through these names).
-    _keys = staticmethod(session_keys)
+    # The error mapping is shared with the session index (and used by the conversation
+    # store through this name).
     _call = staticmethod(call)
 
     # --- operations -----------------------------------------------------------------
     async def ping(self) -> None:
         await self._call(lambda: cast(Awaitable[Any], self._redis.ping()))
 
+    async def migrate(self) -> int:
+        """Move keys an older version wrote to the current key layout (``layout.py``)."""
+        return await upgrade(self._redis)
+
     async def put(
         self, tenant: str, session_id: str, items: Sequence[MemoryItem]
     ) -> tuple[int, dict[str, Any]]:
-        """Store (or replace) items in one round trip.
+        """Store (or replace) items: the session's keys in one script, then its index
+        entries (keys.py says why in that order).
 
         Returns the session's hot token total afterwards and its setting overrides."""
-        keys = self._keys(tenant, session_id)
-        args: list[Any] = [session_id, time.time(), self.ttl]
+        k = session_keys(tenant, session_id)
+        args: list[Any] = [self.ttl]
         for item in items:
             args += [item.id, item.to_json(), item.token_count]
-        total, flat = await self._call(lambda: self._put(keys=keys, args=args))
+        total, flat = await self._call(
+            lambda: self._put(keys=[k.items, k.meta, k.config, k.emb], args=args)
+        )
+        await self._index.record(tenant, session_id, [i.id for i in items], time.time())
         overrides = {flat[i]: json.loads(flat[i + 1]) for i in range(0, len(flat), 2)}
         return int(total), overrides
 
     async def items(self, tenant: str, session_id: str) -> list[MemoryItem]:
-        key = self._keys(tenant, session_id)[0]
+        key = session_keys(tenant, session_id).items
         raw = await self._call(lambda: cast(Awaitable[dict[str, str]], self._redis.hgetall(key)))
         return _decoded(raw.values())
 
     async def get(self, tenant: str, session_id: str, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
             return []
-        key = self._keys(tenant, session_id)[0]
+        key = session_keys(tenant, session_id).items
         docs = await self._call(
             lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, list(ids)))
         )
         return _decoded(d for d in docs if d is not None)
 
     async def session_of(self, tenant: str, item_id: str) -> str | None:
-        key = self._keys(tenant, "-")[2]
+        """The session an item was put in; it may since have left the hot tier (callers
+        read the item from that session to know)."""
+        key = tenant_keys(tenant).where
         return await self._call(lambda: cast(Awaitable[str | None], self._redis.hget(key, item_id)))
 
     async def tokens(self, tenant: str, session_id: str) -> int:
-        key = self._keys(tenant, session_id)[1]
+        key = session_keys(tenant, session_id).meta
         raw = await self._call(lambda: cast(Awaitable[str | None], self._redis.hget(key, "tokens")))
         return int(raw or 0)
 
@@ -211,15 +209,21 @@ class RedisHotTier:
         """Drop items (only after the graph holds them); returns the ids actually removed."""
         if not ids:
             return []
-        keys = self._keys(tenant, session_id)
-        removed = await self._call(lambda: self._remove(keys=keys, args=[session_id, *ids]))
-        return [str(i) for i in removed]
+        k = session_keys(tenant, session_id)
+        *removed, empty = await self._call(
+            lambda: self._remove(keys=[k.items, k.meta, k.emb], args=list(ids))
+        )
+        gone = [str(i) for i in removed]
+        await self._index.forget_items(tenant, gone)
+        if int(empty):
+            await self._index.drop_if_gone(tenant, session_id)
+        return gone
 
     async def touch(self, tenant: str, session_id: str, items: Sequence[MemoryItem]) -> None:
         """Rewrite access data of items still present (a no-op for ones spilled meanwhile)."""
         if not items:
             return
-        keys = self._keys(tenant, session_id)[:1]
+        keys = [session_keys(tenant, session_id).items]
         args: list[str] = []
         for item in items:
             args += [item.id, item.to_json()]
@@ -231,7 +235,7 @@ class RedisHotTier:
     ) -> dict[str, list[float]]:
         if not ids:
             return {}
-        key = self._keys(tenant, session_id)[5]
+        key = session_keys(tenant, session_id).emb
         raw = await self._call(
             lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, list(ids)))
         )
@@ -242,12 +246,12 @@ class RedisHotTier:
     ) -> None:
         if not vectors:
             return
-        keys = self._keys(tenant, session_id)
+        k = session_keys(tenant, session_id)
         args: list[str | int] = [
             self.ttl,
-            *_flat({k: _encode_vector(v) for k, v in vectors.items()}),
+            *_flat({i: _encode_vector(v) for i, v in vectors.items()}),
         ]
-        await self._call(lambda: self._keep(keys=[keys[0], keys[5]], args=args))
+        await self._call(lambda: self._keep(keys=[k.items, k.emb], args=args))
 
     async def enrichment(
         self, tenant: str, session_id: str, ids: Sequence[str]
@@ -255,7 +259,7 @@ class RedisHotTier:
         """What a worker computed for items (vector, sentence vectors, entities written)."""
         if not ids:
             return {}
-        key = self._keys(tenant, session_id)[5]
+        key = session_keys(tenant, session_id).emb
         fields = [f for i in ids for f in (i, f"{i}:x")]
         raw = await self._call(
             lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, fields))
@@ -283,6 +287,6 @@ class RedisHotTier:
             mapping[item_id] = _encode_vector(e.vector)
             packed = base64.b64encode(e.sentences).decode("ascii") if e.sentences else None
             mapping[f"{item_id}:x"] = json.dumps({"s": packed, "e": e.entities})
-        keys = self._keys(tenant, session_id)
+        k = session_keys(tenant, session_id)
         args: list[str | int] = [self.ttl, *_flat(mapping)]
-        await self._call(lambda: self._keep(keys=[keys[0], keys[5]], args=args))
+        await self._call(lambda: self._keep(keys=[k.items, k.emb], args=args))

@@ -1,23 +1,38 @@
 """The Redis key layout shared by the hot tier and the session index, and the mapping
 of Redis failures to the service's errors.
 
-Keys (every one carries the tenant as its hash tag, so the scripts that touch a
-session's keys and the tenant's indexes together stay in one Redis Cluster slot):
+A session's keys carry the tenant and the session as their hash tag, so in a Redis
+Cluster the sessions of one tenant spread over the slots while every script that touches
+one session stays inside one slot:
 
-- ``gm:{<tenant>}:s:<session>:items``   hash: item id → item JSON
-- ``gm:{<tenant>}:s:<session>:meta``    hash: ``tokens`` → token total of the items
-- ``gm:{<tenant>}:s:<session>:config``  hash: per-session setting overrides (JSON)
-- ``gm:{<tenant>}:s:<session>:emb``     hash: item id → cached embedding (base64 float32),
+- ``gm:{<tenant>:<session>}:items``     hash: item id → item JSON
+- ``gm:{<tenant>:<session>}:meta``      hash: ``tokens`` → token total of the items
+- ``gm:{<tenant>:<session>}:config``    hash: per-session setting overrides (JSON)
+- ``gm:{<tenant>:<session>}:emb``       hash: item id → cached embedding (base64 float32),
   and ``<id>:x`` → what else enrichment computed (sentence vectors, entities written)
-- ``gm:{<tenant>}:s:<session>:lock``    string: the session's lock token (``locks.py``)
+- ``gm:{<tenant>:<session>}:lock``      string: the session's lock token (``locks.py``)
+- ``gm:{<tenant>:<session>}:messages``  list: short-term messages (``conversation.py``)
+
+The indexes that span a tenant's sessions carry the tenant alone as their hash tag (one
+slot per tenant; they are small):
+
 - ``gm:{<tenant>}:where``               hash: item id → session id (lookups by id)
 - ``gm:{<tenant>}:sessions``            sorted set: session → time of its last write
 - ``gm:{<tenant>}:over``                set: sessions that went over their token budget
+
+A session and its tenant's indexes may live on different cluster nodes, so no script
+writes both: the hot tier writes a session's items first and its index entries after,
+and removes in the same order, so an index may name an item or session that is gone
+(readers check) but never misses one that is there (``hot.py``, ``index.py``). Tenant
+and session ids match ``[A-Za-z0-9_.@-]``, so ``<tenant>:<session>`` is unambiguous.
+
+``docs/scaling.md`` has the whole key map, with the other stores' keys.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -29,22 +44,51 @@ from ...errors import GraphmemError, Unavailable
 T = TypeVar("T")
 
 
-def session_keys(tenant: str, session_id: str) -> list[str]:
-    """items, meta, where, sessions, config, emb: the order the Lua scripts expect."""
-    tag = f"gm:{{{tenant}}}"
-    session = f"{tag}:s:{session_id}"
-    return [
-        f"{session}:items",
-        f"{session}:meta",
-        f"{tag}:where",
-        f"{tag}:sessions",
-        f"{session}:config",
-        f"{session}:emb",
-    ]
+@dataclass(frozen=True)
+class SessionKeys:
+    """One session's keys (all in the session's slot)."""
+
+    items: str
+    meta: str
+    config: str
+    emb: str
+    lock: str
+    messages: str
 
 
-def over_key(tenant: str) -> str:
-    return f"gm:{{{tenant}}}:over"
+@dataclass(frozen=True)
+class TenantKeys:
+    """The indexes over a tenant's sessions (all in the tenant's slot)."""
+
+    where: str
+    sessions: str
+    over: str
+
+
+def session_keys(tenant: str, session_id: str) -> SessionKeys:
+    base = f"gm:{{{tenant}:{session_id}}}"
+    return SessionKeys(
+        items=f"{base}:items",
+        meta=f"{base}:meta",
+        config=f"{base}:config",
+        emb=f"{base}:emb",
+        lock=f"{base}:lock",
+        messages=f"{base}:messages",
+    )
+
+
+def tenant_keys(tenant: str) -> TenantKeys:
+    base = f"gm:{{{tenant}}}"
+    return TenantKeys(where=f"{base}:where", sessions=f"{base}:sessions", over=f"{base}:over")
+
+
+#: what ``scan_iter`` matches to find the tenants with live sessions, and how a tenant
+#: is read back from a match
+SESSIONS_PATTERN = "gm:{*}:sessions"
+
+
+def tenant_of_sessions_key(key: str) -> str:
+    return key[len("gm:{") : -len("}:sessions")]
 
 
 async def call(op: Callable[[], Awaitable[T]]) -> T:

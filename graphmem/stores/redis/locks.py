@@ -1,7 +1,7 @@
 """Per-session locks in Redis, so that a spill, a flush, a forget and an enrichment
 worker's write of one session never interleave, whichever process or machine runs them.
 
-A lock is a key ``gm:{<tenant>}:s:<session>:lock`` holding a random token, set with NX
+A lock is the session's ``lock`` key (``keys.py``) holding a random token, set with NX
 and a lease. The holder renews the lease while it works, so a long spill keeps its lock,
 and a holder that dies (``kill -9``, a lost machine) frees it when the lease runs out.
 Release deletes the key only if it still holds the holder's token. Waiters in the same
@@ -20,7 +20,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from ...errors import Unavailable
-from .keys import call
+from .keys import call, session_keys
 
 # KEYS: lock (or lease)   ARGV: its holder's token. Deletes it only while the caller holds
 # it (leases in lease.py release the same way).
@@ -37,7 +37,7 @@ return 0
 
 
 def lock_key(tenant: str, session_id: str) -> str:
-    return f"gm:{{{tenant}}}:s:{session_id}:lock"
+    return session_keys(tenant, session_id).lock
 
 
 class RedisSessionLocks:

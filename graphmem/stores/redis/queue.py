@@ -1,13 +1,13 @@
 """The enrichment queue: a Redis Stream of write-behind jobs with one consumer group, so
 that any number of ``graphmem worker`` processes on any machines share the work.
 
-- ``gm:enrich``          stream: one entry per added batch (tenant, session, item ids)
-- ``gm:enrich:parked``   stream: jobs that failed ``max_attempts`` times, with the error
-- ``gm:enrich:workers``  sorted set: each running worker, scored by its last heartbeat
+- ``gm:{enrich}``          stream: one entry per added batch (tenant, session, item ids)
+- ``gm:{enrich}:parked``   stream: jobs that failed ``max_attempts`` times, with the error
+- ``gm:{enrich}:workers``  sorted set: each running worker, scored by its last heartbeat
   (Redis's clock, in ms: workers and API replicas on other machines agree on it)
-- ``gm:enrich:waiting``  hash: per tenant, its items on the stream (changed atomically with
+- ``gm:{enrich}:waiting``  hash: per tenant, its items on the stream (changed atomically with
   the stream, so a tenant can follow its own backlog without seeing anyone else's)
-- ``gm:enrich:parked:n`` hash: per tenant, its items in parked jobs
+- ``gm:{enrich}:parked:n`` hash: per tenant, its items in parked jobs
 
 A job is acknowledged and deleted once its items are in the graph with their vectors, so
 the stream holds exactly the work not yet done (its length is the backlog). A worker that
@@ -29,8 +29,10 @@ from redis.exceptions import ResponseError
 from ..models import EnrichmentJob, QueueStats
 from .keys import call
 
-STREAM = "gm:enrich"
-PARKED = "gm:enrich:parked"
+# One hash tag for the stream and its counters: the scripts touch them together, so in a
+# Redis Cluster they share a slot (and a node; docs/scaling.md).
+STREAM = "gm:{enrich}"
+PARKED = "gm:{enrich}:parked"
 GROUP = "enrichers"
 
 

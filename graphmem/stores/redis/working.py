@@ -1,7 +1,8 @@
 """Working memory in Redis: a task's scratch pad, one hash per task, shared by every API
 replica (``graphmem/working.py`` is the capability over it).
 
-Key ``gm:{<tenant>}:wm:<task>``: field → the value as JSON. One Lua script sets a field
+Key ``gm:{<tenant>:<task>}:wm`` (a slot per task in a Redis Cluster): field → the value
+as JSON. One Lua script sets a field
 and checks the task's total size in the same step, so two replicas writing the same task
 cannot pass the cap between them; every write renews the key's time to live (a task that
 is never completed does not keep its scratch pad for ever).
@@ -40,7 +41,7 @@ return all
 
 
 def _key(tenant: str, task_id: str) -> str:
-    return f"gm:{{{tenant}}}:wm:{task_id}"
+    return f"gm:{{{tenant}:{task_id}}}:wm"
 
 
 def _decode(flat: list[Any]) -> dict[str, Any]:

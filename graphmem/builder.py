@@ -280,6 +280,8 @@ class MemoryBuilder:
             settings.resolved_redis_url,
             settings.memory.session_ttl_seconds,
             cluster=settings.redis_cluster,
+            wait_replicas=settings.redis_wait_replicas,
+            wait_timeout_ms=settings.redis_wait_timeout_ms,
         )
         graph = Neo4jGraphStore.connect(
             settings.resolved_neo4j_uri,

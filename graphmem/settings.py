@@ -248,6 +248,11 @@ class Settings(BaseSettings):
         False,
         validation_alias=AliasChoices("redis_cluster", "REDIS_CLUSTER", "GRAPHMEM_REDIS_CLUSTER"),
     )
+    #: acknowledge an add once this many Redis replicas hold it (``WAIT``); 0 answers
+    #: as soon as the master has it (docs/scaling.md: what a failover loses either way)
+    redis_wait_replicas: int = Field(0, ge=0, le=5)
+    #: how long an add waits for those replicas before it answers UNAVAILABLE
+    redis_wait_timeout_ms: int = Field(1000, ge=10, le=4000)
     #: share Neo4j bookmarks between replicas through Redis (``stores/redis/bookmarks.py``),
     #: so a read through one replica sees a write acknowledged by another on a cluster.
     #: None: on for routing URIs (``neo4j://``, ``neo4j+s://``), off for ``bolt://``.

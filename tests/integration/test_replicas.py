@@ -166,7 +166,7 @@ async def test_shared_bookmarks_only_for_routing_uris_and_never_a_failure(stack:
         tenant = new_tenant()
         item = await direct.ingest.add(tenant, {"session_id": "s", "content": "Lisbon trip"})
         await direct.spills.spill(tenant, "s", item_ids=[item.id])
-        async with aioredis.Redis.from_url(url) as client:
+        async with stack.redis(url) as client:
             assert await client.exists(KEY) == 0
     finally:
         await direct.close()

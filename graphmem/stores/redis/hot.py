@@ -21,11 +21,13 @@ from typing import Any, cast
 
 import numpy as np
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from ...models import MemoryItem
 from .. import SessionIndex, SessionLocks
 from ..models import Enriched
 from .client import connect
+from .durable import ReplicaWait
 from .index import RedisSessionIndex
 from .keys import call, session_keys, tenant_keys
 from .layout import upgrade
@@ -123,24 +125,39 @@ def _decode_vector(raw: str) -> list[float]:
 
 
 class RedisHotTier:
-    def __init__(self, redis: Redis, session_ttl_seconds: int = 7 * 24 * 3600) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        session_ttl_seconds: int = 7 * 24 * 3600,
+        wait: ReplicaWait | None = None,
+    ) -> None:
         self._redis = redis
         self.ttl = session_ttl_seconds
+        # With ``wait``, an add is acknowledged once replicas hold its items and index
+        # entries (``durable.py``).
+        self._wait = wait
         self._put = redis.register_script(_PUT)
         self._remove = redis.register_script(_REMOVE)
         self._touch = redis.register_script(_TOUCH)
         self._keep = redis.register_script(_KEEP)
         # Declared as the protocol type: HotTier's attributes are settable, so a
         # structural match needs this exact type.
-        self._index = RedisSessionIndex(redis, lambda: self.ttl)
+        self._index = RedisSessionIndex(redis, lambda: self.ttl, wait)
         self.index: SessionIndex = self._index
         self.locks: SessionLocks = RedisSessionLocks(redis)
 
     @classmethod
     def connect(
-        cls, url: str, session_ttl_seconds: int = 7 * 24 * 3600, cluster: bool = False
+        cls,
+        url: str,
+        session_ttl_seconds: int = 7 * 24 * 3600,
+        cluster: bool = False,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
     ) -> RedisHotTier:
-        return cls(connect(url, cluster), session_ttl_seconds)
+        client = connect(url, cluster)
+        wait = ReplicaWait(client, wait_replicas, wait_timeout_ms) if wait_replicas else None
+        return cls(client, session_ttl_seconds, wait)
 
     @property
     def client(self) -> Redis:
@@ -148,6 +165,8 @@ class RedisHotTier:
         return self._redis
 
     async def close(self) -> None:
+        if self._wait is not None:
+            await self._wait.close()
         await self._redis.aclose()
 
     # The error mapping is shared with the session index (and used by the conversation
@@ -173,9 +192,16 @@ class RedisHotTier:
         args: list[Any] = [self.ttl]
         for item in items:
             args += [item.id, item.to_json(), item.token_count]
-        total, flat = await self._call(
-            lambda: self._put(keys=[k.items, k.meta, k.config, k.emb], args=args)
-        )
+        keys = [k.items, k.meta, k.config, k.emb]
+        if self._wait is None:
+            total, flat = await self._call(lambda: self._put(keys=keys, args=args))
+        else:
+            wait = self._wait
+
+            async def put(pipe: Pipeline) -> None:
+                await self._put(keys=keys, args=args, client=pipe)
+
+            ((total, flat),) = await self._call(lambda: wait.run(k.items, put))
         await self._index.record(tenant, session_id, [i.id for i in items], time.time())
         overrides = {flat[i]: json.loads(flat[i + 1]) for i in range(0, len(flat), 2)}
         return int(total), overrides

@@ -15,7 +15,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
+from .durable import ReplicaWait
 from .keys import SESSIONS_PATTERN, call, session_keys, tenant_keys, tenant_of_sessions_key
 
 # KEYS: sessions, over   ARGV: session, its last-write time when its items were found
@@ -31,8 +33,11 @@ return 1
 
 
 class RedisSessionIndex:
-    def __init__(self, redis: Redis, ttl: Callable[[], int]) -> None:
+    def __init__(
+        self, redis: Redis, ttl: Callable[[], int], wait: ReplicaWait | None = None
+    ) -> None:
         self._redis = redis
+        self._wait = wait
         # The tier owns the session lifetime (the service may change it after
         # construction); the settings hash expires with the session's other keys.
         self._ttl = ttl
@@ -114,15 +119,21 @@ class RedisSessionIndex:
         session was last written."""
         t = tenant_keys(tenant)
 
+        async def fill(pipe: Pipeline) -> None:
+            if ids:
+                pipe.hset(t.where, mapping=dict.fromkeys(ids, session_id))
+            pipe.zadd(t.sessions, {session_id: at})
+
         async def op() -> None:
             # One slot, so one node even in a cluster: one round trip.
             async with self._redis.pipeline(transaction=False) as pipe:
-                if ids:
-                    pipe.hset(t.where, mapping=dict.fromkeys(ids, session_id))
-                pipe.zadd(t.sessions, {session_id: at})
+                await fill(pipe)
                 await pipe.execute()
 
-        await call(op)
+        wait = self._wait
+        # The index needs the replicas as much as the items: a session missing from it
+        # would never be flushed before its keys expire.
+        await call(op if wait is None else lambda: wait.run(t.sessions, fill))
 
     async def forget_items(self, tenant: str, ids: Sequence[str]) -> None:
         """Drop removed items from the lookup by id (after they left their session)."""

@@ -40,7 +40,7 @@ return all
 """
 
 
-def _key(tenant: str, task_id: str) -> str:
+def task_key(tenant: str, task_id: str) -> str:
     return f"gm:{{{tenant}:{task_id}}}:wm"
 
 
@@ -61,7 +61,7 @@ class RedisWorkingStore:
         flat = await call(
             lambda: cast(
                 Awaitable[list[Any]],
-                self._set(keys=[_key(tenant, task_id)], args=[key, value, max_bytes, ttl]),
+                self._set(keys=[task_key(tenant, task_id)], args=[key, value, max_bytes, ttl]),
             )
         )
         if flat == [-1]:
@@ -70,9 +70,9 @@ class RedisWorkingStore:
 
     async def get(self, tenant: str, task_id: str) -> dict[str, Any]:
         raw = await call(
-            lambda: cast(Awaitable[dict[Any, Any]], self._redis.hgetall(_key(tenant, task_id)))
+            lambda: cast(Awaitable[dict[Any, Any]], self._redis.hgetall(task_key(tenant, task_id)))
         )
         return {str(k): json.loads(v) for k, v in raw.items()}
 
     async def clear(self, tenant: str, task_id: str) -> None:
-        await call(lambda: self._redis.delete(_key(tenant, task_id)))
+        await call(lambda: self._redis.delete(task_key(tenant, task_id)))

@@ -56,8 +56,15 @@ class RedisClusterLauncher:
         return done.stdout + done.stderr
 
     def healthy(self) -> bool:
-        """Every slot served and every node agreeing."""
-        return all("cluster_state:ok" in self.cli("cluster", "info", port=p) for p in self.ports)
+        """Every slot served, every node agreeing, and every replica in sync with its
+        master (a replica that never synced cannot take over when its master dies)."""
+        for port in self.ports:
+            if "cluster_state:ok" not in self.cli("cluster", "info", port=port):
+                return False
+            replication = self.cli("info", "replication", port=port)
+            if "role:slave" in replication and "master_link_status:up" not in replication:
+                return False
+        return True
 
     def running(self) -> bool:
         return all(node.running() for node in self.nodes)
@@ -97,7 +104,8 @@ class RedisClusterLauncher:
         """The ports of the nodes serving slots now (replicas promoted by a failover
         included)."""
         found: list[int] = []
-        for line in self.cli("cluster", "nodes").splitlines():
+        live = next((n.port for n in self.nodes if n.ready()), self.ports[0])
+        for line in self.cli("cluster", "nodes", port=live).splitlines():
             parts = line.split()
             if len(parts) > 8 and "master" in parts[2] and "fail" not in parts[2]:
                 found.append(int(parts[1].split("@")[0].rsplit(":", 1)[1]))

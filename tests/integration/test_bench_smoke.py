@@ -104,3 +104,13 @@ def test_ingest_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     assert run["graph"]["spilled"] == run["turns"]
     assert run["graph"]["mentions"] > 0
     assert run["cpu_seconds"]["enrichment workers"] > 0
+
+
+def test_failover_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.failover", tmp_path / "f.json", stack)
+    assert set(result["scenarios"]) == {"everysec", "everysec + WAIT 1"}
+    for scenario in result["scenarios"].values():
+        (run,) = scenario["runs"]
+        assert run["acknowledged"] > 0 and run["promoted_s"] is not None
+        assert run["resume_s"] < 30  # adds to the dead master's sessions worked again
+    assert result["scenarios"]["everysec + WAIT 1"]["lost_total"] == 0

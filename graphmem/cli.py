@@ -104,6 +104,20 @@ async def _migrate(settings: Settings) -> list[str]:
         await service.close()
 
 
+async def _redis_copy(settings: Settings, to: str, cluster: bool) -> int:
+    from .stores.redis.client import connect
+    from .stores.redis.layout import copy
+
+    source = connect(settings.resolved_redis_url, settings.redis_cluster, decode=False)
+    target = connect(to, cluster, decode=False)
+    try:
+        print(f"copied {await copy(source, target)} keys to {to}")
+    finally:
+        await source.aclose()
+        await target.aclose()
+    return 0
+
+
 async def _maintain(settings: Settings) -> int:
     from .builder import MemoryBuilder
 
@@ -334,6 +348,12 @@ def main(argv: list[str] | None = None) -> int:
         "--parked", action="store_true", help="print the parked jobs (JSON lines) and exit"
     )
     sub.add_parser("maintain", help="run one maintenance pass")
+    copy = sub.add_parser(
+        "redis-copy",
+        help="copy graphmem's Redis keys from REDIS_URL to another Redis or a Redis Cluster",
+    )
+    copy.add_argument("--to", required=True, help="the target's URL (any node of a cluster)")
+    copy.add_argument("--cluster", action="store_true", help="the target is a Redis Cluster")
     mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio")
     mcp.add_argument(
         "--key",
@@ -391,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "worker":
             return asyncio.run(_worker(settings, args.drain, args.parked))
+        if args.command == "redis-copy":
+            return asyncio.run(_redis_copy(settings, args.to, args.cluster))
         if args.command == "maintain":
             return asyncio.run(_maintain(settings))
         if args.command == "mcp":

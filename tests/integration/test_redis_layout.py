@@ -4,6 +4,9 @@ no queued enrichment job and no working memory."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 from dataclasses import astuple
 
 import pytest
@@ -13,7 +16,7 @@ from graphmem.stores.redis.keys import session_keys
 from graphmem.stores.redis.layout import LAYOUT_KEY
 from graphmem.stores.redis.queue import STREAM
 from graphmem.stores.redis.working import task_key
-from tests.conftest import Stack, empty_redis_db, new_tenant
+from tests.conftest import ROOT, Stack, empty_redis_db, new_tenant, stack_env
 
 KINDS = ("items", "meta", "config", "emb", "lock", "messages")
 
@@ -67,3 +70,37 @@ async def test_an_upgrade_moves_layout_one_keys_and_loses_nothing(stack: Stack) 
             assert [k async for k in client.scan_iter(match="gm:enrich*")] == []
     finally:
         await service.close()
+
+
+async def test_redis_copy_moves_a_deployment_to_another_redis(stack: Stack) -> None:
+    if stack.redis_cluster:
+        pytest.fail("copies between databases of the single Redis")
+    source_url, target_url = await empty_redis_db(stack, 6), await empty_redis_db(stack, 4)
+    tenant = new_tenant()
+    source = MemoryBuilder.from_settings(stack.settings(redis_url=source_url)).build()
+    try:
+        added = await source.ingest.add(tenant, {"session_id": "s1", "content": "kept"})
+        await source.working.set(tenant, "task-1", "plan", {"step": 2})
+        async with source.sessions.lock(tenant, "s1"):  # a lock of the old deployment
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "graphmem.cli", "redis-copy", "--to", target_url],
+                cwd=ROOT,
+                env=stack_env(stack, REDIS_URL=source_url),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        await source.close()
+    target = MemoryBuilder.from_settings(stack.settings(redis_url=target_url)).build()
+    try:
+        assert [i.id for i in await target.hot_tier.items(tenant, "s1")] == [added.id]
+        assert await target.working.get(tenant, "task-1") == {"plan": {"step": 2}}
+        assert (await target.queue.stats()).backlog == 1  # type: ignore[union-attr]
+        async with stack.redis(target_url) as client:
+            assert await client.exists(session_keys(tenant, "s1").lock) == 0
+            assert 0 < await client.ttl(session_keys(tenant, "s1").items)
+    finally:
+        await target.close()

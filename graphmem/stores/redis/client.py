@@ -15,18 +15,18 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 
-def connect(url: str, cluster: bool = False) -> Redis:
+def connect(url: str, cluster: bool = False, decode: bool = True) -> Redis:
     """A client for ``url``: with ``cluster``, any node of the cluster (the client reads
     the slot map from it and follows MOVED and ASK redirections, such as after a
     failover).
 
     Every script the stores run is idempotent (a put rewrites the same document and
     recomputes the token delta), so retrying after a dropped connection cannot count
-    twice."""
+    twice. ``decode=False`` answers bytes (for ``DUMP``, which is binary)."""
     if cluster:
         client = RedisCluster.from_url(
             url,
-            decode_responses=True,
+            decode_responses=decode,
             socket_timeout=5.0,
             socket_connect_timeout=5.0,
             retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=6),
@@ -36,7 +36,7 @@ def connect(url: str, cluster: bool = False) -> Redis:
         return cast(Redis, client)
     return Redis.from_url(
         url,
-        decode_responses=True,
+        decode_responses=decode,
         socket_timeout=5.0,
         socket_connect_timeout=5.0,
         retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=3),

@@ -52,7 +52,8 @@ async def upgrade(redis: Redis) -> int:
         moved = 0
         if not isinstance(redis, RedisCluster):
             for pattern in ("gm:{*}:s:*", "gm:{*}:wm:*", "gm:enrich*"):
-                async for key in redis.scan_iter(match=pattern):
+                async for raw in redis.scan_iter(match=pattern):
+                    key = raw.decode() if isinstance(raw, bytes) else raw
                     target = new_name(key)
                     if target is not None and await _move(redis, key, target):
                         moved += 1
@@ -75,3 +76,34 @@ async def _move(redis: Redis, key: str, target: str) -> bool:
     # started): keep both rather than lose either, and say so.
     log.error("Redis key %s was not moved: %s exists already", key, target)
     return False
+
+
+def _copied(key: bytes) -> bool:
+    # Locks and leases belong to the processes of the old deployment: copied, they would
+    # hold the new one up until they expire.
+    return not (key.startswith(b"gm:lease:") or key.endswith(b":lock"))
+
+
+async def copy(source: Redis, target: Redis) -> int:
+    """Copy every graphmem key (layout 2) from ``source`` to ``target``, such as a single
+    Redis to a Redis Cluster, with its time to live; how many keys were copied. Both
+    clients must answer bytes (``connect(..., decode=False)``). Run it with the old
+    deployment stopped: what it writes during the copy may be missed."""
+    await upgrade(source)
+
+    async def op() -> int:
+        copied = 0
+        async for key in source.scan_iter(match="gm:*", count=500):
+            if not _copied(key):
+                continue
+            async with source.pipeline(transaction=False) as pipe:
+                pipe.dump(key)
+                pipe.pttl(key)
+                dumped, ttl = await pipe.execute()
+            if dumped is None:
+                continue  # expired meanwhile
+            await target.restore(key, max(int(ttl), 0), dumped, replace=True)
+            copied += 1
+        return copied
+
+    return await call(op)

@@ -88,3 +88,24 @@ def test_layout_one_names_move_to_layout_two_and_layout_two_names_stay() -> None
     ]
     for key in current:
         assert new_name(key) is None, key
+
+
+async def test_a_redis_client_failing_inside_its_connection_is_unavailable() -> None:
+    import pytest
+    from redis.asyncio.connection import Connection
+
+    from graphmem.errors import Unavailable
+    from graphmem.stores.redis.keys import call
+
+    broken = Connection()  # never connected: its writer is None, as mid-reconnect
+
+    async def inside_redis() -> None:
+        await broken._send_packed_command([b"PING"])
+
+    async def our_bug() -> None:
+        raise AttributeError("a bug of ours stays a bug")
+
+    with pytest.raises(Unavailable):
+        await call(inside_redis)
+    with pytest.raises(AttributeError):
+        await call(our_bug)

@@ -98,3 +98,16 @@ async def call(op: Callable[[], Awaitable[T]]) -> T:
         raise Unavailable("the hot tier (Redis) is unreachable") from exc
     except RedisError as exc:
         raise GraphmemError("hot tier operation failed") from exc
+    except AttributeError as exc:
+        # redis-py's cluster pipeline can write to a connection it is re-establishing
+        # while a failover moves a slot (its writer is None): a dropped connection.
+        if not _raised_in_redis(exc):
+            raise
+        raise Unavailable("the hot tier (Redis) is unreachable") from exc
+
+
+def _raised_in_redis(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis.")

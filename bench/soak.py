@@ -65,6 +65,7 @@ OPS = ("addMemory", "addMemories", "spill", "recall", "search", "churn")
 # the second half exceeds the baseline by at most RSS_TOLERANCE_MB or RSS_TOLERANCE_SHARE
 # of the baseline, whichever is larger.
 WARMUP = 0.2
+METRICS_TOKEN = "soak-metrics-token"
 RSS_TOLERANCE_MB = 20.0
 RSS_TOLERANCE_SHARE = 0.05
 
@@ -128,6 +129,7 @@ class Server:
             "GRAPHMEM_HOST": "127.0.0.1",
             "GRAPHMEM_PORT": str(self.port),
             "GRAPHMEM_WORKERS": "1",
+            "GRAPHMEM_METRICS_TOKEN": METRICS_TOKEN,
         } | self.extra_env
         env["REDIS_URL"] = self.redis_url
         log = self.log_path.open("wb")
@@ -184,7 +186,22 @@ class Server:
             if "Traceback" in line or " ERROR" in line or line.startswith("ERROR")
         ]
 
-    def resources(self) -> dict[str, float]:
+    def search_cache_mb(self) -> float | None:
+        """What the API process's search cache holds (its ``/metrics``)."""
+        try:
+            text = httpx.get(
+                f"http://127.0.0.1:{self.port}/metrics",
+                headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
+                timeout=5,
+            ).text
+        except httpx.HTTPError:
+            return None
+        for line in text.splitlines():
+            if line.startswith("graphmem_search_cache_bytes "):
+                return round(float(line.split()[1]) / 2**20, 1)
+        return None
+
+    def resources(self) -> dict[str, float | None]:
         """RSS (the process and any children), descriptors, threads, and the CPU of the
         server and of this load generator since the last call (100% = one core)."""
         assert self.proc is not None
@@ -196,6 +213,8 @@ class Server:
         procs = list(self._procs.values())
         return {
             "rss_mb": round(sum(p.memory_info().rss for p in procs) / 2**20, 1),
+            "api_rss_mb": round(procs[0].memory_info().rss / 2**20, 1),
+            "search_cache_mb": self.search_cache_mb(),
             "fds": sum(p.num_fds() for p in procs),
             "threads": sum(p.num_threads() for p in procs),
             "cpu_percent": round(sum(p.cpu_percent(None) for p in procs), 1),
@@ -644,7 +663,8 @@ async def soak(
         )
         errors = sum(row["errors"].values())
         print(
-            f"[{row['t_s']:7.1f}s] RSS {row['rss_mb']:.0f} MB, cpu {row['cpu_percent']:.0f}% "
+            f"[{row['t_s']:7.1f}s] RSS {row['rss_mb']:.0f} MB (API {row['api_rss_mb']:.0f}, "
+            f"search cache {row['search_cache_mb']} MB), cpu {row['cpu_percent']:.0f}% "
             f"(client {row['client_cpu_percent']:.0f}%, all {row['machine_cpu_percent']:.0f}%), "
             f"fds {row['fds']}, acked {row['acked']}, events {sum(row['events'].values())}, "
             f"errors {errors}; p99 ms: {p99}",
@@ -818,7 +838,12 @@ def plot(results: dict[str, Any], path: Path) -> None:
     samples = results["samples"]
     minutes = [s["t_s"] / 60 for s in samples]
     fig, (rss, lat, err) = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    rss.plot(minutes, [s["rss_mb"] for s in samples], marker=".", color="C0")
+    rss.plot(minutes, [s["rss_mb"] for s in samples], marker=".", color="C0", label="all")
+    if all(s.get("api_rss_mb") is not None for s in samples):
+        rss.plot(minutes, [s["api_rss_mb"] for s in samples], color="C1", lw=0.8, label="API")
+    if all(s.get("search_cache_mb") is not None for s in samples):
+        api = [s["api_rss_mb"] - s["search_cache_mb"] for s in samples]
+        rss.plot(minutes, api, color="C2", lw=0.8, label="API less its search cache")
     verdict = results["summary"]["rss"]
     if verdict.get("baseline_mb") is not None:
         base, tol = verdict["baseline_mb"], verdict["tolerance_mb"]

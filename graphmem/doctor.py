@@ -88,14 +88,23 @@ def _redis(settings: Settings) -> Finding:
     )
     client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
     try:
-        version = client.info("server").get("redis_version", "?")
+        info = client.info()
+        version = info.get("redis_version", "?")
+        enabled = bool(info.get("cluster_enabled"))
+        state = client.execute_command("CLUSTER", "INFO") if enabled else b""  # type: ignore[no-untyped-call]
     except redis.AuthenticationError:
         return Finding("redis", False, f"{where} refused the password in the URL")
     except redis.RedisError:
         return Finding("redis", False, f"nothing answers at {where}; {SERVICES_UP}")
     finally:
         client.close()
-    return Finding("redis", True, f"Redis {version} at {url}")
+    if enabled != settings.redis_cluster:
+        fix = "set REDIS_CLUSTER=true" if enabled else "unset REDIS_CLUSTER"
+        kind = "a Redis Cluster node" if enabled else "a single Redis, not a cluster"
+        return Finding("redis", False, f"{where} is {kind}; {fix}")
+    if enabled and b"cluster_state:ok" not in state:
+        return Finding("redis", False, f"the Redis Cluster at {url} does not serve every slot")
+    return Finding("redis", True, f"Redis {version} at {url}" + (" (cluster)" if enabled else ""))
 
 
 def _spacy(settings: Settings) -> Finding:

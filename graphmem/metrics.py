@@ -72,6 +72,11 @@ class Metrics:
             "Write-behind jobs parked after failing too often (see `graphmem worker --parked`)",
             registry=r,
         )
+        self.search_cache_bytes = Gauge(
+            "graphmem_search_cache_bytes",
+            "Bytes of search scopes this process holds (bounded by GRAPHMEM_SEARCH_CACHE_MB)",
+            registry=r,
+        )
         self._recalls: dict[str, tuple[int, int]] = {}
 
     def hot(self, tenant: str, tokens: int, limit: int) -> None:

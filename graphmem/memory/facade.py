@@ -164,6 +164,7 @@ class Memory:
         cache = ScopeCache(
             graph.search, versions, embedder.dimension, cache_bytes, cache_scope_limit
         )
+        self.metrics.search_cache_bytes.set_function(lambda: cache.held_bytes)
         self.ranker = Ranker(
             self.inputs, graph, embedder, self.weights, entities, cache, query_embedder
         )

@@ -121,6 +121,11 @@ class ScopeCache:
         self._held.clear()
         self._too_large.clear()
 
+    @property
+    def held_bytes(self) -> int:
+        """What the views held now declare (``GRAPHMEM_SEARCH_CACHE_MB`` bounds it)."""
+        return self._held.bytes
+
     def likely(self, tenant: str, session_id: str | None, user_id: str | None) -> bool:
         """Whether a search of this scope will probably be served a view (so that the
         reads it starts before knowing need not carry vectors)."""

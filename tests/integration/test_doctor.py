@@ -34,3 +34,11 @@ def test_doctor_passes_on_the_stack_and_names_wrong_credentials(stack: Stack) ->
     neo4j = next(row for row in wrong.stdout.splitlines() if row.split()[1] == "neo4j")
     assert neo4j.startswith("FAIL")
     assert "refused user 'doctor-nobody': check NEO4J_USER and NEO4J_PASSWORD" in neo4j
+
+
+def test_doctor_names_a_redis_cluster_setting_that_does_not_match(stack: Stack) -> None:
+    flipped = "false" if stack.redis_cluster else "true"
+    wrong = doctor(stack_env(stack, REDIS_CLUSTER=flipped, GRAPHMEM_API_KEYS="doctor-key-1=t"))
+    redis = next(row for row in wrong.stdout.splitlines() if row.split()[1] == "redis")
+    assert redis.startswith("FAIL"), wrong.stdout
+    assert ("unset REDIS_CLUSTER" if flipped == "true" else "set REDIS_CLUSTER=true") in redis

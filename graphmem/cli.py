@@ -4,7 +4,8 @@ graphmem services up|down|status   the local Neo4j + Redis stack
 graphmem services install          only resolve what `services up` runs (Java, jars, Redis)
 graphmem ide-assets                fetch the GraphQL IDE's files (GraphiQL, React) with npm
 graphmem doctor                    check Java, Maven, Neo4j, Redis, the models and the keys
-graphmem migrate                   apply cypher/schema to Neo4j
+graphmem migrate                   apply cypher/schema to Neo4j; move Redis keys an older
+                                   version wrote to the current key layout
 graphmem serve [--services]        the API (applies the migration first) and its
                                    enrichment workers
 graphmem worker [--drain]          one enrichment worker (write-behind into the graph)
@@ -332,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a local Redis Cluster (3 masters, 3 replicas) instead of a single Redis",
     )
-    sub.add_parser("migrate", help="apply cypher/schema to Neo4j")
+    sub.add_parser("migrate", help="apply cypher/schema to Neo4j, move old Redis keys")
     serve = sub.add_parser("serve", help="run the GraphQL API")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)

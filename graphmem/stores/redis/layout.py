@@ -4,7 +4,7 @@ Layout 1 (graphmem before the Redis Cluster work) tagged a session's keys with t
 alone (``gm:{<tenant>}:s:<session>:items``), a task's working memory likewise
 (``gm:{<tenant>}:wm:<task>``), and named the enrichment stream ``gm:enrich``. Layout 2
 tags them per session and per task, and the stream ``gm:{enrich}``. The move runs when a
-service migrates (``graphmem migrate``, ``serve`` and ``worker`` at start), once:
+service migrates (``graphmem migrate``, and ``serve`` at start), once:
 ``gm:layout`` records the layout the data is in. Layout 1 never ran on a cluster (its
 first add failed there), so on a cluster there is nothing to move.
 

@@ -36,7 +36,7 @@ from tqdm import tqdm
 from bench import corpus
 from bench.entities import turns
 from bench.loadgen import free_port
-from bench.report import RESULTS, ROOT, run_info, save_json, update_section
+from bench.report import RESULTS, ROOT, publish, run_info
 from graphmem.builder import MemoryBuilder
 from graphmem.devstack import LocalStack
 from graphmem.enrich.sentences import Embedded, embed_memories, pack
@@ -289,12 +289,7 @@ async def main() -> None:
     if args.redis_only:
         graph_from = json.loads((RESULTS / "capacity.json").read_text())["graph"]
     result = await run(size, hot, args.keep, graph_from)
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
-    else:
-        save_json("capacity", result)
-        update_section("capacity", report(result))
-    print(report(result))
+    publish("capacity", result, report(result), args.out)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import tempfile
 import time
@@ -24,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.report import run_info, save_json, update_section
+from bench.report import publish, run_info
 from graphmem.builder import MemoryBuilder
 from graphmem.devstack.cluster import RedisClusterLauncher
 from graphmem.devstack.process import port_open
@@ -247,12 +246,7 @@ async def main() -> None:
     scenarios = [SCENARIOS[0], SCENARIOS[2]] if args.quick else SCENARIOS
     trials = 1 if args.quick else args.trials
     result = await run(trials, args.writers, 1.0 if args.quick else args.after, scenarios)
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
-    else:
-        save_json("failover", result)
-        update_section("failover", report(result))
-    print(report(result))
+    publish("failover", result, report(result), args.out)
 
 
 if __name__ == "__main__":

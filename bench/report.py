@@ -61,3 +61,14 @@ def update_section(name: str, body: str) -> None:
     else:
         text = f"{text.rstrip()}\n\n{block}\n"
     BENCHMARKS.write_text(text)
+
+
+def publish(name: str, result: dict[str, Any], section: str, out: Path | None) -> None:
+    """A bench's result: to ``out`` (smoke runs), or to bench/results and its section of
+    BENCHMARKS.md; the section is printed either way."""
+    if out:
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    else:
+        save_json(name, result)
+        update_section(name, section)
+    print(section)

@@ -1,17 +1,22 @@
 // Conversational context for a search without its scope in memory: the $window turns
 // just before and after each given memory in its session (by seq), inside the search's
 // scope ($userId when it has one), with their vectors; one row of lists, `anchors`
-// naming the memory each row is next to.
+// naming the memory each row is next to. Each side walks the (tenant, sessionId, seq)
+// index outward from the memory and stops after $window rows: ordering by every
+// property of the index lets the planner read it in order instead of sorting the
+// session (3.7 against 6.4 ms for 20 memories of 100-turn sessions).
 UNWIND $ids AS id
 MATCH (m:Memory {tenant: $tenant, id: id})
 CALL (m) {
-  MATCH (p:Memory {tenant: $tenant, sessionId: m.sessionId})
-  WHERE p.seq < m.seq AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
-  RETURN p ORDER BY p.seq DESC LIMIT $window
+  MATCH (p:Memory)
+  WHERE p.tenant = $tenant AND p.sessionId = m.sessionId AND p.seq < m.seq
+    AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
+  RETURN p ORDER BY p.tenant DESC, p.sessionId DESC, p.seq DESC LIMIT $window
   UNION
-  MATCH (p:Memory {tenant: $tenant, sessionId: m.sessionId})
-  WHERE p.seq > m.seq AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
-  RETURN p ORDER BY p.seq ASC LIMIT $window
+  MATCH (p:Memory)
+  WHERE p.tenant = $tenant AND p.sessionId = m.sessionId AND p.seq > m.seq
+    AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
+  RETURN p ORDER BY p.tenant, p.sessionId, p.seq LIMIT $window
 }
 WITH collect(m.id) AS anchors, collect(p) AS ms
 RETURN anchors,

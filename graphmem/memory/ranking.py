@@ -152,35 +152,36 @@ class Ranker:
             if not held and scoped and q.retriever is not Retriever.FULLTEXT
             else None
         )
+        k = q.limit if q.retriever is Retriever.VECTOR else w.candidates
+        if q.retriever is Retriever.FULLTEXT:
+            k = 0
         try:
             query_vector = await self.query_vectors(q.query)
             view = await view_task if view_task else None
-            text: MemoryRows | None = await text_task if text_task else None
             size = await size_task if size_task else None
+            scope = Scope(
+                tenant,
+                q.session_id,
+                q.user_id,
+                tiers,
+                q.types,
+                np.asarray(query_vector, dtype=np.float32),
+            )
+            if view is None:
+                # the vector probe starts now, while BM25 may still be on its way
+                sources = await from_graph(
+                    self.graph.search, scope, text_task, k, self.embedder.dimension, size
+                )
+                return sources, query_vector
+            text: MemoryRows | None = await text_task if text_task else None
         finally:
             discard(view_task)
             discard(text_task)
             discard(size_task)
-        scope = Scope(
-            tenant,
-            q.session_id,
-            q.user_id,
-            tiers,
-            q.types,
-            np.asarray(query_vector, dtype=np.float32),
-        )
-        k = q.limit if q.retriever is Retriever.VECTOR else w.candidates
-        if q.retriever is Retriever.FULLTEXT:
-            k = 0
-        if view is not None:
-            if len(view) > 4000:  # numpy over a large scope: off the event loop
-                sources = await asyncio.to_thread(from_view, view, scope, text, k)
-            else:
-                sources = from_view(view, scope, text, k)
+        if len(view) > 4000:  # numpy over a large scope: off the event loop
+            sources = await asyncio.to_thread(from_view, view, scope, text, k)
         else:
-            sources = await from_graph(
-                self.graph.search, scope, text, k, self.embedder.dimension, size
-            )
+            sources = from_view(view, scope, text, k)
         return sources, query_vector
 
     async def items(self, tenant: str, ranked: Ordered) -> Ranked:

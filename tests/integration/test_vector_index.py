@@ -86,7 +86,7 @@ async def test_a_large_tenant_gets_a_vector_index_of_its_own(
     index of its own once Neo4j has populated it: the same hits as through the shared
     index, without other tenants' neighbours to wade through. Below it, the shared one."""
     from graphmem.memory import RecallQuery
-    from graphmem.models import tenant_vector_index
+    from graphmem.models import Tier, tenant_vector_index
     from graphmem.retrieval import Retriever
 
     texts = ["The budget is $50K", "The venue is in Porto", "Dinner was at eight"]
@@ -118,6 +118,17 @@ async def test_a_large_tenant_gets_a_vector_index_of_its_own(
                 (h.item.id, round(h.score, 5)) for h in before
             ]
             assert after[0].item.content == "The budget is $50K"
+            # a probe of the whole tenant asks its own index for exactly what it keeps;
+            # one that filters (here by tier) still gets only what the filter lets through
+            # (searched in the graph, as a tenant too large to hold in memory is)
+            service.ranker.cache.versions = None
+            hybrid = await service.recall.search(tenant, RecallQuery(query="how much money"))
+            assert hybrid[0].item.content == "The budget is $50K" and len(hybrid) == 3
+            tiers = {h.item.tier for h in hybrid}
+            other = [t for t in Tier if t not in tiers]
+            assert (
+                await service.recall.search(tenant, query.model_copy(update={"tiers": other})) == []
+            )
             # the index holds the tenant's memories only
             records, _, _ = await driver.execute_query(
                 "CALL db.index.vector.queryNodes($index, 50, $q) YIELD node "

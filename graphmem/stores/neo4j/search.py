@@ -23,7 +23,7 @@ from ...models import MemoryType, Tier, pack_vector
 from ..models import MemoryRows
 from .fulltext import TenantFulltext
 from .session import Neo4jSession
-from .vectorindex import TenantVectorIndexes
+from .vectorindex import SHARED_INDEX, TenantVectorIndexes
 
 log = logging.getLogger("graphmem.search")
 
@@ -120,6 +120,11 @@ class Neo4jGraphSearch:
         index = self.vector_indexes.current(tenant, len(params["embedding"]))
         params["index"] = index.name
         k = min(100_000, max(limit * 2, 100, int(1.5 * limit / index.share)))
+        if index.name != SHARED_INDEX and _whole_tenant(params):
+            # The tenant's own index holds only what this probe may return: nothing is
+            # filtered out, and HNSW's cost grows with k (9.9 against 15.1 ms for 100
+            # and 200 of 100,000 memories).
+            k = limit
         while True:
             (record,) = await self._session.run("memory/vector_hits_index", {**params, "k": k})
             rows = memory_rows(record)
@@ -265,3 +270,13 @@ def _cosines(rows: MemoryRows) -> MemoryRows:
     # Neo4j reports cosine as (1 + cos) / 2; relevance is the cosine itself.
     scores = [max(0.0, min(1.0, 2.0 * s - 1.0)) for s in rows.scores]
     return dataclasses.replace(rows, scores=scores)
+
+
+def _whole_tenant(params: dict[str, Any]) -> bool:
+    """Whether a probe's filter keeps every memory of the tenant's (every graph tier)."""
+    return (
+        params["sessionId"] is None
+        and params["userId"] is None
+        and params["types"] is None
+        and set(GRAPH_TIERS) <= set(params["tiers"])
+    )

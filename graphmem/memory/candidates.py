@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..enrich.sentences import best_cosines
-from ..models import MemoryType
+from ..models import MemoryItem, MemoryType
 from ..stores import GraphSearch
 from ..stores.models import MemoryRows
 from .enrichment import discard
@@ -43,6 +43,9 @@ class Sources:
     #: BM25 hits best first; retriever score BM25
     text: list[Hit]
     near: Near
+    #: memories ``near`` has read as items on its way (from the graph): a search need
+    #: not read these again
+    items: dict[str, MemoryItem] = field(default_factory=dict)
 
 
 def rows_turns(rows: MemoryRows) -> list[Turn]:
@@ -184,13 +187,16 @@ async def from_graph(
         discard(probe)
         discard(filling)
 
+    read: dict[str, MemoryItem] = {}
+
     async def near(ids: Sequence[str], window: int) -> list[tuple[str, Turn, float]]:
         if not ids:
             return []
-        rows = await graph.neighbour_rows(
+        rows, items = await graph.neighbours(
             scope.tenant, ids, window, user_id=scope.user_id, tiers=scope.tiers
         )
+        read.update((i.id, i) for i in items)
         best = _best(rows, scope.query, dimension, _own(rows, scope.query))
         return list(zip(rows.anchors, rows_turns(rows), best, strict=True))
 
-    return Sources(vector, texts, near)
+    return Sources(vector, texts, near, read)

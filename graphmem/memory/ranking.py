@@ -78,12 +78,16 @@ class Ranker:
 
     async def rank(self, tenant: str, q: RecallQuery) -> tuple[Ranked, list[float]]:
         """(memory, ranking score, cosine similarity) best first, and the query vector."""
-        ordered, query_vector = await self.order(tenant, q)
-        return await self.items(tenant, ordered), query_vector
+        ordered, query_vector, sources = await self._order(tenant, q)
+        return await self.items(tenant, ordered, sources.items), query_vector
 
     async def order(self, tenant: str, q: RecallQuery) -> tuple[Ordered, list[float]]:
         """The ranking without reading its items (recall reads them as it counts the
         accesses): (memory's place, ranking score, cosine) best first."""
+        ordered, query_vector, _ = await self._order(tenant, q)
+        return ordered, query_vector
+
+    async def _order(self, tenant: str, q: RecallQuery) -> tuple[Ordered, list[float], Sources]:
         sources, query_vector = await self.sources(tenant, q)
         w = self.weights
         ranked: list[tuple[Turn, float, float]]
@@ -108,7 +112,7 @@ class Ranker:
         if q.types:
             wanted = {t.value for t in q.types}
             ranked = [r for r in ranked if r[0].type in wanted]
-        return ranked[: q.limit], query_vector
+        return ranked[: q.limit], query_vector, sources
 
     async def sources(self, tenant: str, q: RecallQuery) -> tuple[Sources, list[float]]:
         """The candidates fusion combines, from the scope's view or from the graph."""
@@ -184,12 +188,18 @@ class Ranker:
             sources = from_view(view, scope, text, k)
         return sources, query_vector
 
-    async def items(self, tenant: str, ranked: Ordered) -> Ranked:
+    async def items(
+        self, tenant: str, ranked: Ordered, read: dict[str, MemoryItem] | None = None
+    ) -> Ranked:
         """The ranked memories as items read now (what ranking holds may be older:
-        access counts, relevance); a memory deleted meanwhile drops out."""
+        access counts, relevance), or by this search (``read``); a memory deleted
+        meanwhile drops out."""
         if not ranked:
             return []
-        found = {i.id: i for i in await self.graph.get(tenant, [t.id for t, _, _ in ranked])}
+        found = dict(read or {})
+        missing = [t.id for t, _, _ in ranked if t.id not in found]
+        if missing:
+            found.update((i.id, i) for i in await self.graph.get(tenant, missing))
         return [(found[t.id], s, c) for t, s, c in ranked if t.id in found]
 
     async def entity_hits(self, tenant: str, q: RecallQuery) -> dict[str, float]:

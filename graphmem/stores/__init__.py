@@ -165,7 +165,7 @@ class GraphSearch(Protocol):
         tiers: Sequence[str] = ...,
         vectors: bool = False,
     ) -> MemoryRows: ...
-    async def neighbour_rows(
+    async def neighbours(
         self,
         tenant: str,
         ids: Sequence[str],
@@ -173,7 +173,7 @@ class GraphSearch(Protocol):
         *,
         user_id: str | None = None,
         tiers: Sequence[str] = ...,
-    ) -> MemoryRows: ...
+    ) -> tuple[MemoryRows, list[MemoryItem]]: ...
     async def scope_rows(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int
     ) -> MemoryRows | None: ...

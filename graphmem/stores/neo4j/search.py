@@ -19,9 +19,10 @@ from typing import Any
 import neo4j
 
 from ...errors import GraphmemError, Unavailable
-from ...models import MemoryType, Tier, pack_vector
+from ...models import MemoryItem, MemoryType, Tier, pack_vector
 from ..models import MemoryRows
 from .fulltext import TenantFulltext
+from .records import memory_item, parsed
 from .session import Neo4jSession
 from .vectorindex import SHARED_INDEX, TenantVectorIndexes
 
@@ -37,7 +38,7 @@ SCOPE_PAGE = 256
 
 def memory_rows(record: neo4j.Record) -> MemoryRows:
     """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
-    ``neighbour_rows``, ``rows_by_ids``) as columns. Each memory's place comes as one
+    ``neighbours``, ``rows_by_ids``) as columns. Each memory's place comes as one
     tab-separated ``meta`` text (id, session, user, seq, type, tier; ids hold no tabs):
     the driver decodes values one by one, and six per memory cost more than the rest."""
     keys = record.keys()
@@ -194,7 +195,7 @@ class Neo4jGraphSearch:
             (record,) = await self._session.run("memory/text_hits", params | {"index": index})
         return memory_rows(record)
 
-    async def neighbour_rows(
+    async def neighbours(
         self,
         tenant: str,
         ids: Sequence[str],
@@ -202,9 +203,11 @@ class Neo4jGraphSearch:
         *,
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
-    ) -> MemoryRows:
+    ) -> tuple[MemoryRows, list[MemoryItem]]:
         """The ``window`` turns on each side of each memory in its session (of the user,
-        when the search is a user's), ``anchors`` naming the memory each is next to."""
+        when the search is a user's), ``anchors`` naming the memory each is next to; and
+        the memories of ``ids`` with those turns as items, read now as ``get`` reads
+        them (a memory with no turn around it in the scope is not among them)."""
         params = {
             "tenant": tenant,
             "ids": list(ids),
@@ -212,8 +215,8 @@ class Neo4jGraphSearch:
             "userId": user_id,
             "tiers": list(tiers),
         }
-        (record,) = await self._session.run("memory/neighbour_rows", params)
-        return memory_rows(record)
+        (record,) = await self._session.run("memory/neighbours", params)
+        return memory_rows(record), parsed(record["items"], lambda m: memory_item(tenant, m))
 
     async def scope_rows(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int

@@ -48,6 +48,7 @@ from graphmem.memory import Memory, RecallQuery
 from graphmem.models import MemoryItem, tenant_fulltext
 from graphmem.retrieval import Retriever
 from graphmem.settings import load_settings
+from graphmem.stores.neo4j.vectorindex import SHARED_INDEX
 
 
 async def wait_ready(url: str, server: subprocess.Popen[bytes], seconds: float = 90) -> None:
@@ -330,12 +331,18 @@ async def search_latency(
                     }
                     print(f"search: {row}", file=sys.stderr)
                     out.append(row)
-        # what a tenant-wide vector search probes: Neo4j's one index over every tenant
+        # what a tenant-wide vector search probed: the shared index, or the tenant's own
         _, label = tenant_fulltext(tenant)
         (counts,) = await service.graph.run("memory/index_share", {"label": label})  # type: ignore[attr-defined]
+        indexes = service.graph.search.vector_indexes  # type: ignore[attr-defined]
+        probed = indexes.current(tenant, service.embedder.dimension).name
         for row in out:
             if row["stored"] == size:
-                row["index"] = {"total": int(counts["total"]), "tenant": int(counts["mine"])}
+                row["index"] = {
+                    "total": int(counts["total"]),
+                    "tenant": int(counts["mine"]),
+                    "own": probed != SHARED_INDEX,
+                }
     return out
 
 
@@ -728,6 +735,13 @@ def _index_note(row: dict[str, Any]) -> str:
     index = row.get("index")
     if not index:
         return ""
+    if index.get("own"):
+        return (
+            f"A tenant-wide vector search of this tenant goes through its own vector index "
+            f"({index['tenant']:,} memories; the index every tenant shares held "
+            f"{index['total']:,}), so its probes see only its memories "
+            "([recall.md](docs/recall.md#tenant-scope))."
+        )
     return (
         f"A tenant-wide vector search goes through Neo4j's one vector index, shared by every "
         f"tenant: in this run it held {index['total']:,} memories, {index['tenant']:,} of them "
@@ -756,9 +770,8 @@ def search_report(r: dict[str, Any], before: dict[str, Any] | None = None) -> st
         for s in r["search"]
     )
     then = (
-        f"The before column is the same program on the read path this one replaced (five or "
-        f"six Cypher statements in series, a row per memory), commit "
-        f"{before['run']['commit']}, {before['run']['date']}, on the same stack; "
+        f"The before column is the same program on the read path this one replaced, commit "
+        f"{before['run']['commit']}, {before['run']['date']}, on the same stack: "
         f"{before.get('note', '')}"
         if before
         else ""

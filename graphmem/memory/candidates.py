@@ -109,10 +109,17 @@ def _best(rows: MemoryRows, query: F32, dimension: int, own: list[float]) -> lis
 
 
 def _own(rows: MemoryRows, query: F32) -> list[float]:
-    """Cosines of rows that carry their vectors (0 for a memory not embedded yet)."""
-    return [
-        float(np.frombuffer(v, dtype="<f4") @ query) if v is not None else 0.0 for v in rows.vectors
-    ]
+    """Cosines of rows that carry their vectors (0 for a memory not embedded yet, or
+    whose vector is not the query's size), in one product."""
+    width = 4 * len(query)
+    kept = [n for n, v in enumerate(rows.vectors) if v is not None and len(v) == width]
+    own = [0.0] * len(rows.vectors)
+    if kept:
+        joined = b"".join(rows.vectors[n] or b"" for n in kept)
+        matrix = np.frombuffer(joined, dtype="<f4").reshape(len(kept), len(query))
+        for n, cosine in zip(kept, (matrix @ query).tolist(), strict=True):
+            own[n] = cosine
+    return own
 
 
 def _with_vectors(text: MemoryRows, read: MemoryRows) -> MemoryRows:

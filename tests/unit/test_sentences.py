@@ -72,3 +72,27 @@ def test_a_memory_ranks_by_its_best_sentence() -> None:
     whole = float(np.dot(query, double.vector))
     assert best > whole + 0.05  # the matching sentence beats the blurred mean
     assert np.isclose(best, float(np.dot(query, double.sentences[1])), atol=1e-2)
+
+
+def test_best_cosines_of_many_memories_at_once_match_one_by_one() -> None:
+    rng = np.random.default_rng(7)
+    dimension = 8
+    query = rng.normal(size=dimension).astype(np.float32)
+    query /= np.linalg.norm(query)
+    packed: dict[str, bytes] = {}
+    expected: dict[str, float] = {}
+    for n in range(40):
+        count = int(rng.integers(1, 6))
+        sentences = rng.normal(size=(count, dimension)).astype(np.float32)
+        raw = pack(sentences)
+        assert raw is not None
+        packed[f"m{n}"] = raw
+        halves = np.frombuffer(raw, dtype=np.float16).reshape(-1, dimension).astype(np.float32)
+        expected[f"m{n}"] = float((halves @ query).max())
+    packed["torn"] = packed["m0"][:-3]  # not whole float16 vectors: skipped
+    packed["empty"] = b""
+    best = best_cosines(query.tolist(), packed, dimension)
+    assert set(best) == set(expected)
+    for key, value in expected.items():
+        assert abs(best[key] - value) < 1e-6, key
+    assert best_cosines(query.tolist(), {}, dimension) == {}

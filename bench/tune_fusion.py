@@ -117,7 +117,9 @@ async def main() -> None:
                         raw = await raw_candidates(
                             service, tenant, conversation["sample_id"], qa["question"]
                         )
-                        cases.append((int(qa["category"]), set(evidence), raw))
+                        cases.append(
+                            (int(qa["category"]), set(evidence), raw, conversation["sample_id"])
+                        )
             for conversation in data:
                 await client.gql(
                     "mutation($u: ID!) { forgetUser(userId: $u) { sessions } }",
@@ -128,22 +130,29 @@ async def main() -> None:
     search(cases)
 
 
-def search(cases: list[Any]) -> None:
+GRID = list(itertools.product([0.45, 0.55, 0.65], [0.25, 0.35, 0.5], [1, 2], [1.0, 1.5, 2.0]))
+
+
+def weights(text: float, ctx: float, window: int, session: float) -> Weights:
     # text and vector weights sum to 1 (only their ratio matters beside the others)
-    grid = itertools.product([0.45, 0.55, 0.65], [0.25, 0.35, 0.5], [1, 2], [1.0, 1.5, 2.0])
-    scored = []
-    for text, ctx, window, session in grid:
-        w = Weights(
-            text=text,
-            vector=round(1 - text, 2),
-            context=ctx,
-            context_window=window,
-            session=session,
-        )
-        r10 = [len(set(rank(raw, w)) & ev) / len(ev) for _, ev, raw in cases]
-        multi = [len(set(rank(raw, w)) & ev) / len(ev) for cat, ev, raw in cases if cat == 1]
-        scored.append((sum(r10) / len(r10), sum(multi) / max(len(multi), 1), w))
-    scored.sort(key=lambda s: s[0], reverse=True)
+    return Weights(
+        text=text, vector=round(1 - text, 2), context=ctx, context_window=window, session=session
+    )
+
+
+def score(cases: list[Any], w: Weights) -> tuple[float, float]:
+    """R@10 over every case, and over the multi-hop ones (category 1)."""
+    r10 = [len(set(rank(raw, w)) & ev) / len(ev) for _, ev, raw, _ in cases]
+    multi = [len(set(rank(raw, w)) & ev) / len(ev) for cat, ev, raw, _ in cases if cat == 1]
+    return sum(r10) / max(len(r10), 1), sum(multi) / max(len(multi), 1)
+
+
+def search(cases: list[Any]) -> None:
+    scored = sorted(
+        ((*score(cases, weights(*g)), weights(*g)) for g in GRID),
+        key=lambda s: s[0],
+        reverse=True,
+    )
     for overall, multi, w in scored[:10]:
         print(
             f"R@10 {overall:.3f}  multi-hop {multi:.3f}  text {w.text} vector {w.vector} "
@@ -154,6 +163,28 @@ def search(cases: list[Any]) -> None:
     for overall, multi, w in scored:
         if w == default:
             print(f"current defaults: R@10 {overall:.3f}  multi-hop {multi:.3f}")
+    cross_validate(cases)
+
+
+def cross_validate(cases: list[Any]) -> None:
+    """Each conversation's best weights scored on the other one: how the grid's choice
+    generalises, beside how well the defaults do on each."""
+    conversations = sorted({c[3] for c in cases})
+    if len(conversations) < 2:
+        return
+    for held_out in conversations:
+        tune = [c for c in cases if c[3] != held_out]
+        test = [c for c in cases if c[3] == held_out]
+        best = max((weights(*g) for g in GRID), key=lambda w: score(tune, w)[0])
+        tuned_on, _ = score(tune, best)
+        held, held_multi = score(test, best)
+        default, default_multi = score(test, Weights())
+        print(
+            f"fold: tuned without {held_out} (R@10 {tuned_on:.3f} there), on {held_out}: "
+            f"R@10 {held:.3f} multi-hop {held_multi:.3f}  (defaults: {default:.3f} / "
+            f"{default_multi:.3f})  chosen text {best.text} context {best.context} "
+            f"window {best.context_window} session {best.session}"
+        )
 
 
 if __name__ == "__main__":

@@ -107,7 +107,9 @@ def best_cosines(
     if not kept:
         return {}
     rows = np.frombuffer(b"".join(raw for _, raw in kept), dtype=np.float16)
-    scores = rows.reshape(-1, dimension).astype(np.float32) @ np.asarray(query, np.float32)
+    # einsum, not @: BLAS would take a larger product multithreaded (scopeview.cosines)
+    matrix = rows.reshape(-1, dimension).astype(np.float32)
+    scores = np.einsum("ij,j->i", matrix, np.asarray(query, np.float32))
     starts = np.cumsum([0] + [len(raw) // width for _, raw in kept[:-1]])
     best = np.maximum.reduceat(scores, starts)
     return {i: float(b) for (i, _), b in zip(kept, best.tolist(), strict=True)}

@@ -117,7 +117,8 @@ def _own(rows: MemoryRows, query: F32) -> list[float]:
     if kept:
         joined = b"".join(rows.vectors[n] or b"" for n in kept)
         matrix = np.frombuffer(joined, dtype="<f4").reshape(len(kept), len(query))
-        for n, cosine in zip(kept, (matrix @ query).tolist(), strict=True):
+        cosines = np.einsum("ij,j->i", matrix, query)  # not @: see scopeview.cosines
+        for n, cosine in zip(kept, cosines.tolist(), strict=True):
             own[n] = cosine
     return own
 

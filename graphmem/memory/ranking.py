@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from typing import cast
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from .candidates import Scope, Sources, from_graph, from_view
 from .enrichment import discard
 from .inputs import Inputs, RecallQuery
 from .scopecache import ScopeCache
-from .scopeview import Turn
+from .scopeview import F32, Turn
 
 Ranked = list[tuple[MemoryItem, float, float]]  # memory, ranking score, cosine
 Ordered = list[tuple[Turn, float, float]]  # the same before the items are read
@@ -34,12 +35,13 @@ Ordered = list[tuple[Turn, float, float]]  # the same before the items are read
 
 class QueryVectors:
     """Query embeddings by text, the most recent few: an agent repeats its questions, and
-    embedding one costs milliseconds of CPU the searches share."""
+    embedding one costs milliseconds of CPU the searches share. Held as float32 arrays
+    (1.5 KB each; a list of Python floats is eight times that)."""
 
     def __init__(self, embedder: Embedder, size: int = 512) -> None:
         self.embedder = embedder
         self.size = size
-        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._vectors: OrderedDict[str, F32] = OrderedDict()
 
     def clear(self) -> None:
         self._vectors.clear()
@@ -48,13 +50,13 @@ class QueryVectors:
         found = self._vectors.get(text)
         if found is not None:
             self._vectors.move_to_end(text)
-            return found
+            return cast(list[float], found.tolist())
         (vector,) = await asyncio.to_thread(self.embedder.embed, [text])
-        found = [float(x) for x in vector]
+        found = np.asarray(vector, dtype=np.float32)
         self._vectors[text] = found
         if len(self._vectors) > self.size:
             self._vectors.popitem(last=False)
-        return found
+        return cast(list[float], found.tolist())
 
 
 class Ranker:

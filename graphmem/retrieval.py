@@ -85,14 +85,16 @@ def terms(text: str) -> list[str]:
 
 def lucene_query(text: str, scope: str) -> str | None:
     """BM25 over the query's terms, restricted to documents carrying every token of
-    ``scope`` (``models.scope_tokens``). The scope clauses are boosted by 0: they filter
-    without scoring, since a matching clause would add the same constant to every hit and
-    squash the normalised BM25 scores fusion relies on."""
+    ``scope`` (``models.query_scope_tokens``; none for a whole tenant's index). The scope
+    clauses are boosted by 0: they filter without scoring, since a matching clause would
+    add the same constant to every hit and squash the normalised BM25 scores fusion
+    relies on."""
     words = terms(text)
     if not words:
         return None
+    query = f"content:({' OR '.join(words)})"
     required = " AND ".join(f"scopeToken:{token}^0" for token in scope.split())
-    return f"content:({' OR '.join(words)}) AND {required}"
+    return f"{query} AND {required}" if required else query
 
 
 class Turn(Protocol):
@@ -153,6 +155,31 @@ def fuse(
     return pool
 
 
+def session_scores(pool: dict[str, Candidate[T]], weights: Weights) -> dict[str, float]:
+    """Each session's score: the mean of its ``session_top`` best base scores (one lucky
+    turn does not make a session)."""
+    in_session: dict[str, list[float]] = {}
+    for c in pool.values():
+        in_session.setdefault(c.item.session_id, []).append(c.base)
+    return {
+        key: sum(sorted(bases, reverse=True)[: weights.session_top]) / weights.session_top
+        for key, bases in in_session.items()
+    }
+
+
+def likely_results(pool: dict[str, Candidate[T]], weights: Weights, n: int) -> list[str]:
+    """The ``n`` candidates that lead before the context step (base and session score):
+    the final ranking mostly comes from these and the neighbours of the head, so a
+    search without its scope in memory reads their items beside the neighbours."""
+    session = session_scores(pool, weights)
+    ahead = sorted(
+        pool.values(),
+        key=lambda c: c.base + weights.session * session[c.item.session_id],
+        reverse=True,
+    )
+    return [c.item.id for c in ahead[:n]]
+
+
 def add_context(
     pool: dict[str, Candidate[T]],
     neighbours: Sequence[tuple[str, T, float]],
@@ -184,13 +211,7 @@ def add_context(
                 for a, b in ((of, item.id), (item.id, of)):
                     links = around.setdefault(a, {})
                     links[b] = max(links.get(b, 0.0), factor)
-    in_session: dict[str, list[float]] = {}
-    for c in pool.values():
-        in_session.setdefault(c.item.session_id, []).append(c.base)
-    session_score = {
-        key: sum(sorted(bases, reverse=True)[: weights.session_top]) / weights.session_top
-        for key, bases in in_session.items()
-    }
+    session_score = session_scores(pool, weights)
     for item_id, c in pool.items():
         best = max(
             (pool[n].base * f for n, f in around.get(item_id, {}).items() if n in pool),

@@ -5,9 +5,9 @@
 // index outward from the memory and stops after $window rows: ordering by every
 // property of the index lets the planner read it in order instead of sorting the
 // session (3.7 against 6.4 ms for 20 memories of 100-turn sessions).
-// The memories and their neighbours also come as items (as get_by_ids returns them):
-// a search's results are nearly always among them, and reading them here saves the
-// search its last round trip.
+// The memories, their neighbours and the memories of $also (those leading the ranking
+// so far) also come as items, as get_by_ids returns them: a search's results are nearly
+// always among them, and reading them here saves the search its last round trip.
 UNWIND $ids AS id
 MATCH (m:Memory {tenant: $tenant, id: id})
 CALL (m) {
@@ -22,6 +22,11 @@ CALL (m) {
   RETURN p ORDER BY p.tenant, p.sessionId, p.seq LIMIT $window
 }
 WITH collect(m.id) AS anchors, collect(p) AS ms, collect(DISTINCT m) AS heads
+CALL () {
+  MATCH (x:Memory)
+  WHERE x.tenant = $tenant AND x.id IN $also
+  RETURN collect(x) AS extra
+}
 RETURN anchors,
        [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
@@ -30,7 +35,7 @@ RETURN anchors,
        [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
          AS embeddings,
        [m IN ms | m.sentenceVectors] AS sentences,
-       [m IN heads + ms | m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount,
+       [m IN heads + ms + extra | m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount,
                              lastAccessedAt: toString(m.lastAccessedAt),
                              createdAt: toString(m.createdAt), .relevanceScore, .tokenCount,
                              .contentHash, .metadata, .seq}] AS items

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections import ChainMap
+from collections.abc import Awaitable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -20,7 +22,17 @@ from ..stores.models import MemoryRows
 from .enrichment import discard
 from .scopeview import F32, ScopeView, Turn
 
-Near = Callable[[Sequence[str], int], Awaitable[list[tuple[str, Turn, float]]]]
+
+class Near(Protocol):
+    """The turns within ``window`` of each of ``ids`` in its session, as (memory, turn
+    next to it, its best cosine); ``leading``: memories the ranking will probably keep,
+    whose items a graph search reads on the same trip."""
+
+    def __call__(
+        self, ids: Sequence[str], window: int, leading: Sequence[str] = ()
+    ) -> Awaitable[list[tuple[str, Turn, float]]]: ...
+
+
 Hit = tuple[Turn, float, float, float]  # memory, retriever score, own cosine, best cosine
 
 
@@ -43,9 +55,9 @@ class Sources:
     #: BM25 hits best first; retriever score BM25
     text: list[Hit]
     near: Near
-    #: memories ``near`` has read as items on its way (from the graph): a search need
-    #: not read these again
-    items: dict[str, MemoryItem] = field(default_factory=dict)
+    #: memories ``near`` has read as items on its way (from the graph), by id: a search
+    #: need not read these again
+    items: Mapping[str, MemoryItem] = field(default_factory=dict)
 
 
 def rows_turns(rows: MemoryRows) -> list[Turn]:
@@ -84,7 +96,9 @@ def from_view(view: ScopeView, scope: Scope, text: MemoryRows | None, k: int) ->
                 texts.append((turn, bm25, float(own[row]), best[row]))
     around = view.mask(scope.tiers, None, scope.user_id)
 
-    async def near(ids: Sequence[str], window: int) -> list[tuple[str, Turn, float]]:
+    async def near(
+        ids: Sequence[str], window: int, leading: Sequence[str] = ()
+    ) -> list[tuple[str, Turn, float]]:
         pairs = [
             (item_id, other)
             for item_id, row in zip(ids, view.rows_of(ids), strict=True)
@@ -190,15 +204,18 @@ async def from_graph(
     finally:
         discard(probe)
 
-    read: dict[str, MemoryItem] = {}
+    read: ChainMap[str, MemoryItem] = ChainMap()
 
-    async def near(ids: Sequence[str], window: int) -> list[tuple[str, Turn, float]]:
+    async def near(
+        ids: Sequence[str], window: int, leading: Sequence[str] = ()
+    ) -> list[tuple[str, Turn, float]]:
         if not ids:
             return []
         rows, items = await graph.neighbours(
-            scope.tenant, ids, window, user_id=scope.user_id, tiers=scope.tiers
+            scope.tenant, ids, window, user_id=scope.user_id, tiers=scope.tiers, also=leading
         )
-        read.update((i.id, i) for i in items)
+        # parsed only when the ranking keeps them; a ChainMap writes only to maps[0]
+        read.maps.append(cast(MutableMapping[str, MemoryItem], items))
         best = _best(rows, scope.query, dimension, _own(rows, scope.query))
         return list(zip(rows.anchors, rows_turns(rows), best, strict=True))
 

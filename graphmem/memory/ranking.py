@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import cast
 
 import numpy as np
 
 from ..enrich.embed import Embedder
 from ..entities import EntityMemory
-from ..models import MemoryItem, scope_tokens
-from ..retrieval import Retriever, Weights, add_context, fuse, lucene_query
+from ..models import MemoryItem, query_scope_tokens
+from ..retrieval import Retriever, Weights, add_context, fuse, likely_results, lucene_query
 from ..stores import GraphStore
 from ..stores.models import MemoryRows
 from .candidates import Scope, Sources, from_graph, from_view
@@ -28,6 +29,10 @@ from .enrichment import discard
 from .inputs import Inputs, RecallQuery
 from .scopecache import ScopeCache
 from .scopeview import F32, Turn
+
+#: how many more than ``limit`` of the leading candidates a graph search reads as items
+#: beside their neighbours (fewer: more searches need a read of their own; more: bytes)
+LEADING_SLACK = 5
 
 Ranked = list[tuple[MemoryItem, float, float]]  # memory, ranking score, cosine
 Ordered = list[tuple[Turn, float, float]]  # the same before the items are read
@@ -107,7 +112,8 @@ class Ranker:
             )
             if w.context > 0 and pool:
                 head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
-                near = await sources.near([c.item.id for c in head], w.context_window)
+                leading = likely_results(pool, w, q.limit + LEADING_SLACK)
+                near = await sources.near([c.item.id for c in head], w.context_window, leading)
                 add_context(pool, near, w)
             order = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
             ranked = [(c.item, c.score, c.cosine) for c in order]
@@ -124,7 +130,7 @@ class Ranker:
         w = self.weights
         tiers = [t.value for t in q.tiers]
         lucene = (
-            lucene_query(q.query, scope_tokens(tenant, q.session_id, q.user_id))
+            lucene_query(q.query, query_scope_tokens(tenant, q.session_id, q.user_id))
             if q.retriever is not Retriever.VECTOR
             else None
         )
@@ -191,14 +197,17 @@ class Ranker:
         return sources, query_vector
 
     async def items(
-        self, tenant: str, ranked: Ordered, read: dict[str, MemoryItem] | None = None
+        self, tenant: str, ranked: Ordered, read: Mapping[str, MemoryItem] | None = None
     ) -> Ranked:
         """The ranked memories as items read now (what ranking holds may be older:
         access counts, relevance), or by this search (``read``); a memory deleted
         meanwhile drops out."""
         if not ranked:
             return []
-        found = dict(read or {})
+        found: dict[str, MemoryItem] = {}
+        for t, _, _ in ranked:
+            if read and (item := read.get(t.id)) is not None:
+                found[t.id] = item
         missing = [t.id for t, _, _ in ranked if t.id not in found]
         if missing:
             found.update((i.id, i) for i in await self.graph.get(tenant, missing))

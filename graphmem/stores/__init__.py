@@ -173,7 +173,8 @@ class GraphSearch(Protocol):
         *,
         user_id: str | None = None,
         tiers: Sequence[str] = ...,
-    ) -> tuple[MemoryRows, list[MemoryItem]]: ...
+        also: Sequence[str] = ...,
+    ) -> tuple[MemoryRows, Mapping[str, MemoryItem]]: ...
     async def scope_rows(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int
     ) -> MemoryRows | None: ...

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphmem.models import scope_token, scope_tokens
+from graphmem.models import query_scope_tokens, scope_token, scope_tokens
 from graphmem.retrieval import lucene_query
 
 
@@ -17,12 +17,22 @@ def test_scope_tokens_name_tenant_session_and_user_apart() -> None:
 
 
 def test_lucene_query_requires_every_scope_token_with_zero_boost() -> None:
-    scope = scope_tokens("acme", "s1", "u1")
+    scope = query_scope_tokens("acme", "s1", "u1")
     query = lucene_query("Where did the trip to Paris go?", scope)
     assert query is not None
     assert query.startswith("content:(trip OR paris OR go)")
+    assert len(scope.split()) == 2
     for token in scope.split():
         assert f"AND scopeToken:{token}^0" in query
+
+
+def test_a_search_does_not_require_the_tenant_token_of_its_own_index() -> None:
+    # the index is the tenant's (models.tenant_fulltext): its token would filter nothing
+    assert scope_token("acme") not in query_scope_tokens("acme", "s1", "u1")
+    assert query_scope_tokens("acme", user_id="u1") == scope_tokens("acme", user_id="u1").split()[1]
+    assert (
+        lucene_query("the trip to Paris", query_scope_tokens("acme")) == "content:(trip OR paris)"
+    )
 
 
 def test_lucene_query_of_stopwords_only_is_none() -> None:

@@ -67,3 +67,31 @@ def test_episode_json_properties_are_decoded_and_steps_ordered() -> None:
     assert parsed.episode.metrics == {"rows": 3} and parsed.episode.mappings == {}
     assert parsed.episode.lessons == []
     assert [s.id for s in parsed.steps] == ["s1", "s2"]
+
+
+def test_items_read_beside_neighbours_are_parsed_when_asked_for_and_bad_rows_read_as_absent() -> (
+    None
+):
+    row = {
+        "id": "m1",
+        "sessionId": "s",
+        "content": "hello",
+        "type": "fact",
+        "tier": "warm",
+        "lastAccessedAt": "2026-01-02T03:04:05Z",
+        "createdAt": "2026-01-02T03:04:05Z",
+    }
+    calls: list[str] = []
+
+    def parse(r: records.Row) -> object:
+        calls.append(r["id"])
+        return records.memory_item("acme", r)
+
+    items = records.ParsedOnRead([row, {**row, "id": "bad", "tier": "lukewarm"}], parse)
+    assert calls == []  # nothing parsed until asked
+    assert len(items) == 2 and "bad" in items and "other" not in items
+    first = items["m1"]
+    assert items.get("m1") is first and calls == ["m1"]  # parsed once
+    assert first.content == "hello" and first.tenant == "acme"
+    assert items.get("bad") is None  # logged and skipped, as `parsed` skips it
+    assert items.get("other") is None

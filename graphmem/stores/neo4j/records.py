@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -77,6 +77,38 @@ def parsed(rows: Iterable[R], parse: Callable[[R], T]) -> list[T]:
         except (KeyError, ValueError, TypeError, RecursionError) as exc:
             log.warning("skipped an unreadable row: %s", exc)
     return out
+
+
+class ParsedOnRead(Mapping[str, T]):
+    """Rows by their ``id``, each parsed the first time it is asked for: a search reads
+    about sixty memories as items beside their neighbours and keeps ten. A row that
+    does not parse is logged and reads as absent, as ``parsed`` skips it."""
+
+    def __init__(self, rows: Iterable[Row], parse: Callable[[Row], T]) -> None:
+        self._rows = {row["id"]: row for row in rows}
+        self._parse = parse
+        self._done: dict[str, T] = {}
+
+    def __getitem__(self, key: str) -> T:
+        found = self._done.get(key)
+        if found is None:
+            row = self._rows[key]
+            try:
+                found = self._parse(row)
+            except (KeyError, ValueError, TypeError, RecursionError) as exc:
+                log.warning("skipped an unreadable row: %s", exc)
+                raise KeyError(key) from exc
+            self._done[key] = found
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 # --- memories ---------------------------------------------------------------------------

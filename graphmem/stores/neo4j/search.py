@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import neo4j
@@ -22,7 +22,7 @@ from ...errors import GraphmemError, Unavailable
 from ...models import MemoryItem, MemoryType, Tier, pack_vector
 from ..models import MemoryRows
 from .fulltext import TenantFulltext
-from .records import memory_item, parsed
+from .records import ParsedOnRead, memory_item
 from .session import Neo4jSession
 from .vectorindex import SHARED_INDEX, TenantVectorIndexes
 
@@ -203,20 +203,24 @@ class Neo4jGraphSearch:
         *,
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
-    ) -> tuple[MemoryRows, list[MemoryItem]]:
+        also: Sequence[str] = (),
+    ) -> tuple[MemoryRows, Mapping[str, MemoryItem]]:
         """The ``window`` turns on each side of each memory in its session (of the user,
         when the search is a user's), ``anchors`` naming the memory each is next to; and
-        the memories of ``ids`` with those turns as items, read now as ``get`` reads
-        them (a memory with no turn around it in the scope is not among them)."""
+        the memories of ``ids`` and ``also`` with those turns as items by id, read now
+        as ``get`` reads them (a memory of ``ids`` with no turn around it in the scope
+        is not among them), parsed when asked for."""
         params = {
             "tenant": tenant,
             "ids": list(ids),
             "window": window,
             "userId": user_id,
             "tiers": list(tiers),
+            "also": list(also),
         }
         (record,) = await self._session.run("memory/neighbours", params)
-        return memory_rows(record), parsed(record["items"], lambda m: memory_item(tenant, m))
+        items = ParsedOnRead(record["items"], lambda m: memory_item(tenant, m))
+        return memory_rows(record), items
 
     async def scope_rows(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int

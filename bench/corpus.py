@@ -65,6 +65,33 @@ async def ensure(
         return tenant, False
     for user in user_ids(size):  # a partial corpus from an interrupted run
         await service.removal.forget_user(tenant, user)
+    await write(service, tenant, size, texts, embedded, progress, written)
+    return tenant, True
+
+
+async def crowd(
+    service: Memory, tenant: str, size: int, texts: list[str], embedded: list[Embedded]
+) -> None:
+    """``size`` memories of other users (``crowd-u0000``...) in ``tenant``: what a user's
+    recall must not depend on (``bench/locomo.py --crowd``)."""
+    await write(service, tenant, size, texts, embedded, user_prefix="crowd-")
+
+
+def crowd_users(size: int) -> list[str]:
+    per_user = SESSIONS_PER_USER * TURNS_PER_SESSION
+    return [f"crowd-u{n:04d}" for n in range(-(-size // per_user))]
+
+
+async def write(
+    service: Memory,
+    tenant: str,
+    size: int,
+    texts: list[str],
+    embedded: list[Embedded],
+    progress: Callable[[int], None] | None = None,
+    written: Callable[[list[MemoryItem], list[int]], Awaitable[None]] | None = None,
+    user_prefix: str = "",
+) -> None:
     rng = np.random.default_rng(size)
     vectors = np.asarray([e.vector for e in embedded], dtype=np.float32)
     start = datetime(2024, 1, 1, tzinfo=UTC)
@@ -94,8 +121,8 @@ async def ensure(
         item = MemoryItem(
             id="mem_" + hashlib.sha1(f"{tenant}:{n}".encode()).hexdigest()[:32],
             tenant=tenant,
-            session_id=f"u{user:04d}-s{session:02d}",
-            user_id=f"u{user:04d}",
+            session_id=f"{user_prefix}u{user:04d}-s{session:02d}",
+            user_id=f"{user_prefix}u{user:04d}",
             content=texts[a],
             type=MemoryType.MESSAGE,
             tier=Tier.COLD,
@@ -115,4 +142,3 @@ async def ensure(
             await flush()
     if rows:
         await flush()
-    return tenant, True

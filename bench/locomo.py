@@ -27,8 +27,11 @@ from typing import Any
 
 import httpx
 
+from bench import corpus
+from bench.entities import turns
 from bench.report import ROOT, run_info, save_json, update_section
 from graphmem.api.app import create_app
+from graphmem.enrich.sentences import embed_memories
 from graphmem.settings import load_settings
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
@@ -165,7 +168,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def run(quick: bool, retrievers: tuple[str, ...] = RETRIEVERS) -> dict[str, Any]:
+async def run(
+    quick: bool, retrievers: tuple[str, ...] = RETRIEVERS, crowd: int = 0
+) -> dict[str, Any]:
     data = json.loads(LOCOMO.read_text())
     if quick:
         data = data[:1]
@@ -178,9 +183,16 @@ async def run(quick: bool, retrievers: tuple[str, ...] = RETRIEVERS) -> dict[str
     results: dict[str, Any] = {
         "run": run_info(),
         "conversations": [c["sample_id"] for c in data],
+        "crowd": crowd,
         "retrievers": {},
     }
     async with app.router.lifespan_context(app):
+        if crowd:
+            # other users of the same tenant, saying the same things (the dev turns)
+            service = app.state.service
+            texts = turns()
+            embedded = embed_memories(service.embedder, texts)
+            await corpus.crowd(service, tenant, crowd, texts, embedded)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
             transport=transport, base_url="http://bench", timeout=300
@@ -206,10 +218,10 @@ async def run(quick: bool, retrievers: tuple[str, ...] = RETRIEVERS) -> dict[str
                     f"{retriever:8} R@5 {summary['r5']:.3f}  R@10 {summary['r10']:.3f}  "
                     f"multi-hop R@10 {multi_hop:.3f}  p50 {summary['search_ms_p50']} ms"
                 )
-            for c in data:
+            for user in [c["sample_id"] for c in data] + corpus.crowd_users(crowd):
                 await client.gql(
                     "mutation($u: ID!) { forgetUser(userId: $u) { graphMemories } }",
-                    {"u": c["sample_id"]},
+                    {"u": user},
                 )
     return results
 
@@ -247,9 +259,16 @@ async def main() -> None:
         default=",".join(RETRIEVERS),
         help="comma-separated subset of " + ", ".join(RETRIEVERS),
     )
+    parser.add_argument(
+        "--crowd",
+        type=int,
+        default=0,
+        help="first store this many memories of other users in the same tenant (the "
+        "dev turns again): a user's recall must not move",
+    )
     args = parser.parse_args()
     chosen = tuple(r.strip().upper() for r in args.retrievers.split(",") if r.strip())
-    results = await run(args.quick, chosen)
+    results = await run(args.quick, chosen, args.crowd)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
         return

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .enrich import lexical
+
 
 class MemoryType(StrEnum):
     MESSAGE = "message"
@@ -155,6 +157,9 @@ class MemoryItem(BaseModel):
             "seq": self.seq,
             # analyzer tokens for tenant, session and user: fulltext queries filter in Lucene
             "scopeToken": scope_tokens(self.tenant, self.session_id, self.user_id),
+            # its stems' hashes, for BM25 with a scope's own statistics (enrich/lexical.py)
+            "termBytes": lexical.term_bytes(self.content),
+            "termVersion": lexical.VERSION,
         }
 
 

@@ -15,4 +15,5 @@ RETURN n,
        [m IN ms | m.vectorBytes] AS vectors,
        [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
          AS embeddings,
-       [m IN ms | m.sentenceVectors] AS sentences
+       [m IN ms | m.sentenceVectors] AS sentences,
+       [m IN ms | CASE WHEN m.termVersion = $termVersion THEN m.termBytes END] AS terms

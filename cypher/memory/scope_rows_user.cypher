@@ -4,6 +4,8 @@
 // per memory).
 // Vectors are float32 bytes (vectorBytes); the embedding list only where a memory
 // written before vectorBytes existed lacks them. Every tier: search masks by tier.
+// terms: the hashes of each memory's stems (BM25 inside the scope), null where they were
+// computed by another analysis version than $termVersion (migrate computes them again).
 // At most $cap memories: a larger scope is not cached, and n = $cap tells so.
 MATCH (m:Memory {tenant: $tenant, userId: $userId})
 WITH m LIMIT $cap
@@ -21,4 +23,5 @@ RETURN n,
        [m IN ms | m.vectorBytes] AS vectors,
        [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
          AS embeddings,
-       [m IN ms | m.sentenceVectors] AS sentences
+       [m IN ms | m.sentenceVectors] AS sentences,
+       [m IN ms | CASE WHEN m.termVersion = $termVersion THEN m.termBytes END] AS terms

@@ -1,7 +1,8 @@
 // Write a batch of spilled items. Idempotent: MERGE on (tenant, id) and every property
 // is set from the item, so a retried or repeated spill converges to one node per item.
 // $label puts the node in its tenant's fulltext index (tenant/fulltext_index).
-// vectorBytes copies the embedding as float32 bytes: what search reads into memory.
+// vectorBytes copies the embedding as float32 bytes: what search reads into memory;
+// termBytes holds the hashes of its stems, for BM25 inside a scope (enrich/lexical.py).
 // A row without vectors (left to the enrichment worker, memory/enrichment.py) keeps the
 // node's: the worker may have set them already (memory/set_vectors), or will.
 MERGE (t:Tenant {id: $tenant})
@@ -23,6 +24,8 @@ SET m:$($label),
     m.metadata = it.metadata,
     m.seq = it.seq,
     m.scopeToken = it.scopeToken,
+    m.termBytes = it.termBytes,
+    m.termVersion = it.termVersion,
     m.sentenceVectors = CASE WHEN it.vectorBytes IS NULL THEN m.sentenceVectors
                              ELSE it.sentenceVectors END,
     m.vectorBytes = coalesce(it.vectorBytes, m.vectorBytes),

@@ -22,6 +22,8 @@ MERGE (m:Memory {tenant: $tenant, id: it.id})
                 m.metadata = it.metadata,
                 m.seq = it.seq,
                 m.scopeToken = it.scopeToken,
+                m.termBytes = it.termBytes,
+                m.termVersion = it.termVersion,
                 m.writtenBehindAt = datetime()
 MERGE (s:Session {tenant: $tenant, id: it.sessionId})
 MERGE (s)-[:HAS_MEMORY]->(m)

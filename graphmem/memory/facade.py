@@ -7,6 +7,7 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from ..enrich import lexical
 from ..enrich.embed import Embedder
 from ..enrich.tokens import TokenCounter
 from ..entities import EntityMemory
@@ -215,6 +216,7 @@ class Memory:
         await self.hot_tier.migrate()
         applied = await self.graph.migrate(self.embedder.dimension)
         await self.graph.backfill_scope_tokens(scope_tokens)
+        await self.graph.backfill_terms(lexical.term_bytes, lexical.VERSION)
         return applied
 
     async def readiness(self) -> dict[str, str]:

@@ -18,13 +18,22 @@ from typing import cast
 
 import numpy as np
 
+from ..enrich import lexical
 from ..enrich.embed import Embedder
 from ..entities import EntityMemory
 from ..models import MemoryItem, query_scope_tokens
-from ..retrieval import Retriever, Weights, add_context, fuse, likely_results, lucene_query
+from ..retrieval import (
+    STOPWORDS,
+    Retriever,
+    Weights,
+    add_context,
+    fuse,
+    likely_results,
+    lucene_query,
+)
 from ..stores import GraphStore
 from ..stores.models import MemoryRows
-from .candidates import Scope, Sources, from_graph, from_view
+from .candidates import Scope, Sources, TextQuery, from_graph, from_view
 from .enrichment import discard
 from .inputs import Inputs, RecallQuery
 from .scopecache import ScopeCache
@@ -141,22 +150,27 @@ class Ranker:
             if held
             else None
         )
-        text_task = (
-            asyncio.ensure_future(
+        text_limit = q.limit if q.retriever is Retriever.FULLTEXT else w.candidates
+
+        def lucene_hits(vectors: bool) -> asyncio.Future[MemoryRows] | None:
+            if lucene is None:
+                return None
+            return asyncio.ensure_future(
                 self.graph.search.text_hits(
                     tenant,
                     lucene,
-                    q.limit if q.retriever is Retriever.FULLTEXT else w.candidates,
+                    text_limit,
                     session_id=q.session_id,
                     user_id=q.user_id,
                     types=q.types,
                     tiers=tiers,
-                    vectors=not held,
+                    vectors=vectors,
                 )
             )
-            if lucene
-            else None
-        )
+
+        # A view computes BM25 itself, with the scope's own statistics; Lucene (the
+        # tenant's statistics) serves the searches without one.
+        text_task = None if held else lucene_hits(vectors=True)
         size_task = (
             asyncio.ensure_future(
                 self.graph.search.scope_size(tenant, q.session_id, q.user_id, tiers)
@@ -180,12 +194,18 @@ class Ranker:
                 np.asarray(query_vector, dtype=np.float32),
             )
             if view is None:
+                text_task = text_task or lucene_hits(vectors=True)
                 # the vector probe starts now, while BM25 may still be on its way
                 sources = await from_graph(
                     self.graph.search, scope, text_task, k, self.embedder.dimension, size
                 )
                 return sources, query_vector
-            text: MemoryRows | None = await text_task if text_task else None
+            text: MemoryRows | TextQuery | None = None
+            if lucene is not None and view.lexical:
+                text = TextQuery(lexical.query_hashes(q.query, STOPWORDS), text_limit)
+            elif (late := lucene_hits(vectors=False)) is not None:
+                text_task = late  # a memory in the scope is not analysed yet (migrate)
+                text = await late
         finally:
             discard(view_task)
             discard(text_task)

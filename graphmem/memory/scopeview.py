@@ -24,7 +24,12 @@ F32 = npt.NDArray[np.float32]
 F16 = npt.NDArray[np.float16]
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
+U32 = npt.NDArray[np.uint32]
 Mask = npt.NDArray[np.bool_]
+
+#: Lucene's BM25 parameters, so that a scope in memory ranks as its index would
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 TIER_CODES = {t.value: n for n, t in enumerate(Tier)}
 TYPE_CODES = {t.value: n for n, t in enumerate(MemoryType)}
@@ -63,6 +68,22 @@ def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F16, I64]:
             blocks.append(raw)
     sentences = np.frombuffer(b"".join(blocks), dtype="<f2").reshape(-1, dimension)
     return vectors, embedded, sentences, counts
+
+
+def decode_terms(rows: MemoryRows) -> tuple[U32, I64, Mask]:
+    """Rows' stem hashes (``enrich/lexical.py``) as one array in row order, each row's
+    count of them (its length, for BM25), and which rows had them (a row written by an
+    older version has none until ``migrate`` analyses it)."""
+    n = len(rows.ids)
+    if len(rows.terms) != n:
+        return np.zeros(0, dtype=np.uint32), np.zeros(n, dtype=np.int64), np.zeros(n, np.bool_)
+    counts = np.fromiter(
+        (0 if t is None else len(t) // 4 for t in rows.terms), dtype=np.int64, count=n
+    )
+    joined = b"".join(t[: 4 * (len(t) // 4)] for t in rows.terms if t is not None)
+    terms = np.frombuffer(joined, dtype="<u4").astype(np.uint32)
+    analysed = np.fromiter((t is not None for t in rows.terms), dtype=np.bool_, count=n)
+    return terms, counts, analysed
 
 
 class Codes:
@@ -123,11 +144,19 @@ class ScopeView:
         embedded: Mask,
         sentences: F16,
         counts: I64,
+        terms: U32,
+        term_counts: I64,
+        analysed: Mask,
     ) -> None:
         self.ids, self.sessions, self.users = ids, sessions, users
         self.seqs, self.tiers, self.types, self.type_names = seqs, tiers, types, type_names
         self.vectors, self.embedded = vectors, embedded
         self.sentences, self.counts = sentences, counts
+        #: every row's stem hashes, and the row each belongs to; ``lexical``: every row
+        #: has them, so BM25 can be computed here with the scope's own statistics
+        self.terms, self.term_counts, self.analysed = terms, term_counts, analysed
+        self.lexical = bool(analysed.all())
+        self.term_rows: I32 = np.repeat(np.arange(len(ids), dtype=np.int32), term_counts)
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         # ids sorted, for lookups by binary search
         self.by_id: I64 = np.argsort(ids, kind="stable")
@@ -141,6 +170,9 @@ class ScopeView:
         self.nbytes = (
             sum(a.nbytes for a in (ids, seqs, tiers, types, vectors, embedded, sentences))
             + counts.nbytes * 2
+            + terms.nbytes * 2
+            + term_counts.nbytes
+            + analysed.nbytes
             + self.by_id.nbytes * 4
             + sessions.nbytes
             + users.nbytes
@@ -162,6 +194,7 @@ class ScopeView:
             embedded,
             sentences,
             counts,
+            *decode_terms(rows),
         )
 
     def __len__(self) -> int:
@@ -189,8 +222,9 @@ class ScopeView:
                 gone[row] = True
         keep = np.flatnonzero(~gone)
         vectors, embedded, sentences, counts = decode(rows, self.vectors.shape[1])
-        # the kept memories' sentence rows, in order
+        # the kept memories' sentence rows and stems, in order
         in_kept = np.repeat(~gone, self.counts)
+        terms, term_counts, analysed = decode_terms(rows)
         return ScopeView(
             np.concatenate((self.ids[keep], _packed_ids(rows.ids))),
             self.sessions.merged(keep, rows.sessions),
@@ -213,6 +247,9 @@ class ScopeView:
             np.concatenate((self.embedded[keep], embedded)),
             np.concatenate((self.sentences[in_kept], sentences)),
             np.concatenate((self.counts[keep], counts)),
+            np.concatenate((self.terms[np.repeat(~gone, self.term_counts)], terms)),
+            np.concatenate((self.term_counts[keep], term_counts)),
+            np.concatenate((self.analysed[keep], analysed)),
         )
 
     # --- what a search asks ---------------------------------------------------------
@@ -252,6 +289,31 @@ class ScopeView:
             scores = np.einsum("ij,j->i", self.sentences[gathered].astype(np.float32), query)
             out[has] = np.maximum(out[has], np.maximum.reduceat(scores, first))
         return out
+
+    def bm25(self, query: U32, mask: Mask, limit: int) -> tuple[I64, F32]:
+        """The ``limit`` rows of ``mask`` with the best BM25 score for the query's stem
+        hashes, best first, and their scores. The statistics (document frequencies,
+        average length) are the whole view's, every tier: what the scope holds, nothing
+        outside it. Ties go to conversation order, as ``memory/text_hits`` orders them."""
+        n = len(self.ids)
+        scores = np.zeros(n, dtype=np.float32)
+        documents = int(np.count_nonzero(self.term_counts))
+        if not documents or not len(query):
+            return np.zeros(0, dtype=np.int64), scores[:0]
+        norm = BM25_K1 * (
+            1 - BM25_B + BM25_B * self.term_counts * (documents / int(self.term_counts.sum()))
+        )
+        for term in np.unique(query):
+            tf = np.bincount(self.term_rows[self.terms == term], minlength=n)
+            df = int(np.count_nonzero(tf))
+            if df:
+                idf = np.log1p((documents - df + 0.5) / (df + 0.5))
+                scores += (idf * tf / (tf + norm)).astype(np.float32)
+        rows = np.flatnonzero(mask & (scores > 0))
+        # best first; among equal scores, by session and place in the conversation (the
+        # whole order, so that the cut at ``limit`` does not depend on row order)
+        ordered: I64 = rows[np.lexsort((self.place[rows], -scores[rows]))][:limit]
+        return ordered, scores[ordered]
 
     def nearest(self, own: F32, mask: Mask, k: int) -> I64:
         """The ``k`` embedded rows of ``mask`` closest by their own vector, best first."""

@@ -252,7 +252,9 @@ class MemoryRows:
     holds the float32 bytes of each memory's embedding (None: not embedded yet),
     ``sentences`` the float16 bytes of its sentence vectors (None: one sentence).
     ``scores`` is the retriever's score per memory when a retriever found them, and
-    ``anchors`` the memory each row neighbours when they are conversational context."""
+    ``anchors`` the memory each row neighbours when they are conversational context.
+    ``terms`` holds the uint32 hashes of each memory's stems (``enrich/lexical.py``; None:
+    not analysed by this version), for the reads that carry them."""
 
     ids: list[str]
     sessions: list[str]
@@ -264,6 +266,7 @@ class MemoryRows:
     sentences: list[bytes | None]
     scores: list[float] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)
+    terms: list[bytes | None] = field(default_factory=list)
 
     @classmethod
     def joined(cls, parts: Sequence[MemoryRows]) -> MemoryRows:

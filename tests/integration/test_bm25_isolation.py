@@ -1,8 +1,10 @@
 """BM25 term statistics are per tenant: nothing another tenant stores moves a tenant's
-fulltext scores (a side channel when one index served every tenant)."""
+fulltext scores (a side channel when one index served every tenant). Inside a tenant, a
+scope held in memory is scored with its own statistics: other users' text moves nothing."""
 
 from __future__ import annotations
 
+from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
 from graphmem.models import tenant_fulltext
 from graphmem.retrieval import Retriever
@@ -55,11 +57,14 @@ async def test_migration_indexes_memories_written_before_per_tenant_indexes(
     # as a memory written by an earlier version: no tenant label, migration not yet run
     await run_cypher(stack, "MATCH (m:Memory {tenant: $t}) REMOVE m:$($l)", t=tenant, l=label)
     await run_cypher(stack, "MATCH (d:SchemaMigration {name: $n}) DELETE d", n=MIGRATION)
-    assert await fulltext_scores(service, tenant, "lighthouses") == []
+
+    async def lucene() -> list[str]:  # the index itself: a scope in memory needs no label
+        hits = await service.graph.search.text_hits(tenant, "content:lighthouses", 10)
+        return hits.ids
+
+    assert await lucene() == []
     await service.migrate()
-    assert [c for c, _ in await fulltext_scores(service, tenant, "lighthouses")] == [
-        "an old memory about lighthouses"
-    ]
+    assert len(await lucene()) == 1
     rows = await run_cypher(stack, "MATCH (d:SchemaMigration {name: $n}) RETURN d", n=MIGRATION)
     assert len(rows) == 1
 
@@ -82,3 +87,70 @@ async def test_two_replicas_creating_a_tenants_index_at_once_both_succeed(stack:
     finally:
         for store in stores:
             await store.close()
+
+
+async def test_another_users_text_does_not_move_a_users_ranking_in_the_same_tenant(
+    service: Memory,
+) -> None:
+    """A user's (and a session's) scope is scored with its own statistics: what other
+    users of the tenant store changes neither the ranking nor the scores."""
+    tenant = new_tenant()
+    await store(
+        service,
+        tenant,
+        [
+            "The zephyr blew over the harbour at dawn",
+            "We sailed out of the harbour with the ferry",
+            "A zephyr of a day, warm and still",
+            "A quiet evening with a cup of tea",
+        ],
+    )
+
+    async def ranked(retriever: Retriever, **scope: str) -> list[tuple[str, float]]:
+        query = RecallQuery(query="zephyr harbour ferry", limit=10, retriever=retriever, **scope)
+        return [(h.item.content, h.score) for h in await service.recall.search(tenant, query)]
+
+    scopes: list[dict[str, str]] = [{"user_id": "u"}, {"session_id": "s"}]
+    before = {
+        (r, i): await ranked(r, **s)
+        for r in (Retriever.FULLTEXT, Retriever.HYBRID)
+        for i, s in enumerate(scopes)
+    }
+    assert [c for c, _ in before[(Retriever.FULLTEXT, 0)]][:1] == [
+        "We sailed out of the harbour with the ferry"
+    ]
+    # another user of the same tenant floods one of the words, in sessions of their own
+    await service.ingest.add_many(
+        tenant,
+        [
+            {"session_id": "s-other", "user_id": "other", "content": f"harbour {n}"}
+            for n in range(60)
+        ],
+    )
+    await service.spills.spill(tenant, "s-other", count=60)
+    for (r, i), expected in before.items():
+        assert await ranked(r, **scopes[i]) == expected, (r, scopes[i])
+
+
+async def test_memories_analysed_by_no_version_are_found_and_migrate_analyses_them(
+    service: Memory, stack: Stack
+) -> None:
+    tenant = new_tenant()
+    await store(service, tenant, ["a lighthouse keeper's log", "tea at the lighthouse"])
+    # as memories written before termBytes existed
+    await run_cypher(
+        stack, "MATCH (m:Memory {tenant: $t}) REMOVE m.termBytes, m.termVersion", t=tenant
+    )
+    service.ranker.cache.clear()
+    found = await fulltext_scores(service, tenant, "lighthouse keeper")
+    assert [c for c, _ in found] == ["a lighthouse keeper's log", "tea at the lighthouse"]
+    await service.migrate()
+    rows = await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $t}) RETURN m.termBytes AS b, m.termVersion AS v",
+        t=tenant,
+    )
+    assert all(r["b"] and r["v"] == lexical.VERSION for r in rows) and len(rows) == 2
+    service.ranker.cache.clear()
+    after = await fulltext_scores(service, tenant, "lighthouse keeper")
+    assert [c for c, _ in after] == [c for c, _ in found]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import scope_token
-from graphmem.retrieval import Retriever
+from graphmem.models import query_scope_tokens, scope_token
+from graphmem.retrieval import Retriever, lucene_query
 from tests.conftest import Stack, run_cypher
 
 
@@ -55,10 +55,16 @@ async def test_migrate_gives_old_memories_their_session_and_user_tokens(
         id=item.id,
         token=scope_token(tenant),
     )
-    query = RecallQuery(query="okapi", user_id="carol", retriever=Retriever.FULLTEXT)
-    assert await service.recall.search(tenant, query) == []
+    # Lucene's user-scoped query (a scope held in memory scores BM25 without tokens)
+    lucene = lucene_query("okapi", query_scope_tokens(tenant, user_id="carol"))
+    assert lucene is not None
+
+    async def found() -> list[str]:
+        return (await service.graph.search.text_hits(tenant, lucene, 10)).ids
+
+    assert await found() == []
     await service.migrate()
-    assert [h.item.id for h in await service.recall.search(tenant, query)] == [item.id]
+    assert await found() == [item.id]
 
 
 async def test_a_memory_of_several_sentences_is_ranked_by_its_best_sentence(

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 
 from graphmem.builder import MemoryBuilder
+from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
 from graphmem.models import Tier, utcnow
 from graphmem.retrieval import Retriever
@@ -255,10 +256,19 @@ async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant:
     assert whole is not None
     assert sorted(whole.ids) == ids
     assert all(v is not None and len(v) == 4 * service.embedder.dimension for v in whole.vectors)
+    # each memory's stems come along, for BM25 inside the scope
+    analysed = {r["id"]: lexical.term_bytes(r["content"]) for r in rows}
+    assert dict(zip(whole.ids, whole.terms, strict=True)) == analysed
     assert await search.scope_rows(tenant, None, "pager", n) is None  # over the cap
     tenant_wide = await search.scope_rows(tenant, None, None, n + 1)
     assert tenant_wide is not None and sorted(tenant_wide.ids) == ids
     # no message larger than a page: three rows of at most SCOPE_PAGE memories
-    params = {"tenant": tenant, "userId": "pager", "cap": n + 1, "page": SCOPE_PAGE}
+    params = {
+        "tenant": tenant,
+        "userId": "pager",
+        "cap": n + 1,
+        "page": SCOPE_PAGE,
+        "termVersion": lexical.VERSION,
+    }
     records = await service.graph.run("memory/scope_rows_user", params)
     assert [len(r["meta"]) for r in records] == [SCOPE_PAGE, SCOPE_PAGE, 7]

@@ -19,6 +19,8 @@ TENANTLESS = {
     # migration backfill over every tenant; each row names its own tenant
     "admin/scope_tokens_missing",
     "admin/scope_tokens_set",
+    "admin/term_bytes_missing",
+    "admin/term_bytes_set",
     "admin/await_index",
     "admin/migration_done",  # markers of one-off migrations, database-wide
     "admin/migration_mark",

@@ -96,6 +96,22 @@ class Neo4jGraphStore(Neo4jSession):
             done += len(updates)
         return done
 
+    async def backfill_terms(
+        self, analyse: Callable[[str], bytes], version: int, batch: int = 2000
+    ) -> int:
+        """Give memories analysed by no or another version of ``enrich/lexical.py`` their
+        ``termBytes``, ``analyse``d here from their content."""
+        done = 0
+        params = {"batch": batch, "termVersion": version}
+        while rows := await self.run("admin/term_bytes_missing", params):
+            updates = [
+                {"tenant": r["tenant"], "id": r["id"], "termBytes": analyse(r["content"] or "")}
+                for r in rows
+            ]
+            await self.run("admin/term_bytes_set", {"rows": updates, "termVersion": version})
+            done += len(updates)
+        return done
+
     async def index_state(self, names: Sequence[str] = INDEX_NAMES) -> dict[str, dict[str, Any]]:
         records = await self.run("admin/index_state", {"names": list(names)})
         return {r["name"]: dict(r) for r in records}

@@ -18,6 +18,7 @@ from typing import Any
 
 import neo4j
 
+from ...enrich import lexical
 from ...errors import GraphmemError, Unavailable
 from ...models import MemoryItem, MemoryType, Tier, pack_vector
 from ..models import MemoryRows
@@ -66,6 +67,7 @@ def memory_rows(record: neo4j.Record) -> MemoryRows:
         sentences=sentences,
         scores=[float(s) for s in record["scores"]] if "scores" in keys else [],
         anchors=list(record["anchors"]) if "anchors" in keys else [],
+        terms=[None if t is None else bytes(t) for t in record["terms"]] if "terms" in keys else [],
     )
 
 
@@ -234,7 +236,14 @@ class Neo4jGraphSearch:
         else:
             name, params = "memory/scope_rows_tenant", {}
         records = await self._session.run(
-            name, {"tenant": tenant, "cap": cap, "page": SCOPE_PAGE, **params}
+            name,
+            {
+                "tenant": tenant,
+                "cap": cap,
+                "page": SCOPE_PAGE,
+                "termVersion": lexical.VERSION,
+                **params,
+            },
         )
         if int(records[0]["n"]) >= cap:
             return None
@@ -243,7 +252,8 @@ class Neo4jGraphSearch:
     async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows:
         """The memories of ``ids`` still in the graph, as ``scope_rows`` returns them."""
         (record,) = await self._session.run(
-            "memory/rows_by_ids", {"tenant": tenant, "ids": list(ids)}
+            "memory/rows_by_ids",
+            {"tenant": tenant, "ids": list(ids), "termVersion": lexical.VERSION},
         )
         return memory_rows(record)
 

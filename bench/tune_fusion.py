@@ -26,7 +26,7 @@ import httpx
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.app import create_app
 from graphmem.memory import Memory, RecallQuery
-from graphmem.retrieval import Weights, add_context, fuse
+from graphmem.retrieval import Weights, add_context, add_time, fuse, in_periods
 from graphmem.settings import load_settings
 
 
@@ -43,6 +43,7 @@ async def raw_candidates(service: Memory, tenant: str, user: str, question: str)
     every = list({*ids, *(t.id for _, t, _ in near)})
     dia = {i.id: i.metadata.get("dia_id") for i in await service.graph.get(tenant, every)}
     return {
+        "query": question,
         "vector": vector_hits,
         "text": text_hits,
         "entity": entity_hits,
@@ -70,6 +71,9 @@ def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
 
 def rank(raw: dict[str, Any], w: Weights) -> list[str]:
     pool = fuse(raw["vector"], raw["text"], raw["entity"], w)
+    if w.time > 0 and pool:
+        when = {i: c.item.created for i, c in pool.items()}
+        add_time(pool, in_periods(raw.get("query", ""), when), w)
     if w.context > 0 and pool:
         head = {
             c.item.id
@@ -130,13 +134,22 @@ async def main() -> None:
     search(cases)
 
 
-GRID = list(itertools.product([0.45, 0.55, 0.65], [0.25, 0.35, 0.5], [1, 2], [1.0, 1.5, 2.0]))
+GRID = list(
+    itertools.product(
+        [0.45, 0.55, 0.65], [0.25, 0.35, 0.5], [1, 2], [1.0, 1.5, 2.0], [0.0, 0.1, 0.2, 0.4]
+    )
+)
 
 
-def weights(text: float, ctx: float, window: int, session: float) -> Weights:
+def weights(text: float, ctx: float, window: int, session: float, time: float) -> Weights:
     # text and vector weights sum to 1 (only their ratio matters beside the others)
     return Weights(
-        text=text, vector=round(1 - text, 2), context=ctx, context_window=window, session=session
+        text=text,
+        vector=round(1 - text, 2),
+        context=ctx,
+        context_window=window,
+        session=session,
+        time=time,
     )
 
 
@@ -157,7 +170,7 @@ def search(cases: list[Any]) -> None:
         print(
             f"R@10 {overall:.3f}  multi-hop {multi:.3f}  text {w.text} vector {w.vector} "
             f"context {w.context} pool {w.context_pool} window {w.context_window} "
-            f"decay {w.context_decay} session {w.session}"
+            f"decay {w.context_decay} session {w.session} time {w.time}"
         )
     default = Weights()
     for overall, multi, w in scored:
@@ -183,7 +196,7 @@ def cross_validate(cases: list[Any]) -> None:
             f"fold: tuned without {held_out} (R@10 {tuned_on:.3f} there), on {held_out}: "
             f"R@10 {held:.3f} multi-hop {held_multi:.3f}  (defaults: {default:.3f} / "
             f"{default_multi:.3f})  chosen text {best.text} context {best.context} "
-            f"window {best.context_window} session {best.session}"
+            f"window {best.context_window} session {best.session} time {best.time}"
         )
 
 

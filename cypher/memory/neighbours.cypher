@@ -30,7 +30,9 @@ CALL () {
 RETURN anchors,
        [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
-               coalesce(m.tier, '')] AS meta,
+               coalesce(m.tier, '') + '\t' +
+               toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
+                             THEN m.createdAt.epochSeconds ELSE 0 END)] AS meta,
        [m IN ms | m.vectorBytes] AS vectors,
        [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
          AS embeddings,

@@ -11,5 +11,7 @@ WITH collect(m) AS ms, collect(score) AS scores
 RETURN scores,
        [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
-               coalesce(m.tier, '')] AS meta,
+               coalesce(m.tier, '') + '\t' +
+               toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
+                             THEN m.createdAt.epochSeconds ELSE 0 END)] AS meta,
        [m IN ms | m.sentenceVectors] AS sentences

@@ -61,10 +61,11 @@ class Sources:
 
 
 def rows_turns(rows: MemoryRows) -> list[Turn]:
+    created = rows.created if len(rows.created) == len(rows.ids) else [0] * len(rows.ids)
     return [
-        Turn(i, s, u, q, t)
-        for i, s, u, q, t in zip(
-            rows.ids, rows.sessions, rows.users, rows.seqs, rows.types, strict=True
+        Turn(i, s, u, q, t, c)
+        for i, s, u, q, t, c in zip(
+            rows.ids, rows.sessions, rows.users, rows.seqs, rows.types, created, strict=True
         )
     ]
 

@@ -27,7 +27,9 @@ from ..retrieval import (
     Retriever,
     Weights,
     add_context,
+    add_time,
     fuse,
+    in_periods,
     likely_results,
     lucene_query,
 )
@@ -119,6 +121,9 @@ class Ranker:
                 entity_hits,
                 w,
             )
+            if w.time > 0 and pool:
+                when = {i: c.item.created for i, c in pool.items()}
+                add_time(pool, in_periods(q.query, when), w)
             if w.context > 0 and pool:
                 head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
                 leading = likely_results(pool, w, q.limit + LEADING_SLACK)

@@ -45,6 +45,8 @@ class Turn:
     user_id: str | None
     seq: int
     type: str
+    #: when it happened, epoch seconds (0: not known)
+    created: int = 0
 
 
 def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F16, I64]:
@@ -122,6 +124,12 @@ class Codes:
         return self.codes.nbytes + 200 * len(self.names)
 
 
+def _created(rows: MemoryRows) -> I64:
+    if len(rows.created) != len(rows.ids):
+        return np.zeros(len(rows.ids), dtype=np.int64)
+    return np.asarray(rows.created, dtype=np.int64)
+
+
 def _packed_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
     return np.array([i.encode() for i in ids], dtype=np.bytes_) if ids else np.zeros(0, "S1")
 
@@ -147,6 +155,7 @@ class ScopeView:
         terms: U32,
         term_counts: I64,
         analysed: Mask,
+        created: I64,
     ) -> None:
         self.ids, self.sessions, self.users = ids, sessions, users
         self.seqs, self.tiers, self.types, self.type_names = seqs, tiers, types, type_names
@@ -156,6 +165,7 @@ class ScopeView:
         #: has them, so BM25 can be computed here with the scope's own statistics
         self.terms, self.term_counts, self.analysed = terms, term_counts, analysed
         self.lexical = bool(analysed.all())
+        self.created = created
         self.term_rows: I32 = np.repeat(np.arange(len(ids), dtype=np.int32), term_counts)
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         # ids sorted, for lookups by binary search
@@ -173,6 +183,7 @@ class ScopeView:
             + terms.nbytes * 2
             + term_counts.nbytes
             + analysed.nbytes
+            + created.nbytes
             + self.by_id.nbytes * 4
             + sessions.nbytes
             + users.nbytes
@@ -195,6 +206,7 @@ class ScopeView:
             sentences,
             counts,
             *decode_terms(rows),
+            _created(rows),
         )
 
     def __len__(self) -> int:
@@ -250,6 +262,7 @@ class ScopeView:
             np.concatenate((self.terms[np.repeat(~gone, self.term_counts)], terms)),
             np.concatenate((self.term_counts[keep], term_counts)),
             np.concatenate((self.analysed[keep], analysed)),
+            np.concatenate((self.created[keep], _created(rows))),
         )
 
     # --- what a search asks ---------------------------------------------------------
@@ -348,4 +361,5 @@ class ScopeView:
             self.users[row],
             int(self.seqs[row]),
             self.type_names[row],
+            int(self.created[row]),
         )

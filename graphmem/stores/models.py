@@ -267,6 +267,9 @@ class MemoryRows:
     scores: list[float] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)
     terms: list[bytes | None] = field(default_factory=list)
+    #: when each memory happened (its ``createdAt``, the ``occurredAt`` it was added
+    #: with), in seconds since the epoch; 0 when not known
+    created: list[int] = field(default_factory=list)
 
     @classmethod
     def joined(cls, parts: Sequence[MemoryRows]) -> MemoryRows:

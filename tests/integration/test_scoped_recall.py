@@ -4,6 +4,7 @@ are backfilled by migrate."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from graphmem.memory import Memory, RecallQuery
 from graphmem.models import query_scope_tokens, scope_token
@@ -104,3 +105,36 @@ async def test_a_memory_of_several_sentences_is_ranked_by_its_best_sentence(
     assert hits[0].item.id == long.id
     # ranked (and reported) by its best sentence, closer than its averaged vector
     assert hits[0].similarity > mean_cosine + 0.05
+
+
+async def test_a_question_naming_a_period_ranks_what_happened_then_first(
+    service: Memory, tenant: str
+) -> None:
+    """The same words on three dates: "in June" picks June's, resolved against the
+    conversation's latest date (2023), not today's year."""
+    days = {"march": "2023-03-14T10:00:00Z", "june": "2023-06-20T10:00:00Z"}
+    days["october"] = "2023-10-02T10:00:00Z"
+    added = await service.ingest.add_many(
+        tenant,
+        [
+            {
+                "session_id": f"s-{month}",
+                "user_id": "erin",
+                "content": "We went hiking in the hills with the dog",
+                "occurred_at": when,
+            }
+            for month, when in days.items()
+        ],
+    )
+    for month in days:
+        await service.spills.spill(tenant, f"s-{month}", count=1)
+    query = RecallQuery(query="Where did we go hiking in June?", user_id="erin")
+    hits = await service.recall.search(tenant, query)
+    assert hits[0].item.id == added[1].id
+    assert hits[0].score > hits[1].score
+    # without a period the three are alike: nothing singles out June's
+    plain = await service.recall.search(
+        tenant, RecallQuery(query="Where did we go hiking?", user_id="erin")
+    )
+    assert {h.item.id for h in plain} == {a.id for a in added}
+    assert plain[0].score == pytest.approx(plain[2].score, abs=1e-6)

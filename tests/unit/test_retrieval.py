@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import UTC, datetime
+
+import pytest
+
 from graphmem.models import query_scope_tokens, scope_token, scope_tokens
-from graphmem.retrieval import lucene_query
+from graphmem.retrieval import Weights, add_time, fuse, in_periods, lucene_query
 
 
 def test_scope_tokens_name_tenant_session_and_user_apart() -> None:
@@ -37,3 +42,31 @@ def test_a_search_does_not_require_the_tenant_token_of_its_own_index() -> None:
 
 def test_lucene_query_of_stopwords_only_is_none() -> None:
     assert lucene_query("what is it?", scope_tokens("acme")) is None
+
+
+def test_memories_in_a_period_the_query_names_are_found_against_the_latest_date() -> None:
+    def at(*day: int) -> int:
+        return int(datetime(*day, 12, tzinfo=UTC).timestamp())
+
+    when = {"may": at(2023, 5, 8), "june": at(2023, 6, 20), "oct": at(2023, 10, 13), "new": 0}
+    # "in June" is the latest June on or before the newest memory (Oct 2023), not this year's
+    assert in_periods("When did Melanie go camping in June?", when) == {"june"}
+    assert in_periods("What did she paint on October 13, 2023?", when) == {"oct"}
+    assert in_periods("What happened between May and June 2023?", when) == {"may", "june"}
+    assert in_periods("What did she paint?", when) == set()  # no period named
+    assert in_periods("in June", {"new": 0}) == set()  # no dates known: nothing to resolve
+
+
+def test_time_adds_its_weight_to_the_base_score_of_memories_in_the_period() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class T:
+        id: str
+        session_id: str = "s"
+        seq: int = 0
+
+    w = Weights(time=0.2)
+    pool = fuse([(T("a"), 0.5), (T("b"), 0.5)], [], {}, w)
+    add_time(pool, {"b", "not-a-candidate"}, w)
+    assert pool["b"].base == pytest.approx(pool["a"].base + 0.2)
+    assert pool["b"].score == pool["b"].base and "time" in pool["b"].sources
+    assert set(pool) == {"a", "b"}  # a memory outside the pool does not join it

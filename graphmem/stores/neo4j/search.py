@@ -40,8 +40,9 @@ SCOPE_PAGE = 256
 def memory_rows(record: neo4j.Record) -> MemoryRows:
     """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
     ``neighbours``, ``rows_by_ids``) as columns. Each memory's place comes as one
-    tab-separated ``meta`` text (id, session, user, seq, type, tier; ids hold no tabs):
-    the driver decodes values one by one, and six per memory cost more than the rest."""
+    tab-separated ``meta`` text (id, session, user, seq, type, tier, when it happened in
+    epoch seconds; ids hold no tabs): the driver decodes values one by one, and seven per
+    memory cost more than the rest."""
     keys = record.keys()
     meta = [m.split("\t") for m in record["meta"]]
     n = len(meta)
@@ -68,6 +69,7 @@ def memory_rows(record: neo4j.Record) -> MemoryRows:
         scores=[float(s) for s in record["scores"]] if "scores" in keys else [],
         anchors=list(record["anchors"]) if "anchors" in keys else [],
         terms=[None if t is None else bytes(t) for t in record["terms"]] if "terms" in keys else [],
+        created=[int(m[6]) if len(m) > 6 else 0 for m in meta],
     )
 
 

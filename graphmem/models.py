@@ -132,9 +132,13 @@ class MemoryItem(BaseModel):
         return cls.model_validate_json(raw)
 
     def graph_row(
-        self, embedding: list[float] | None, sentences: bytes | None = None
+        self,
+        embedding: list[float] | None,
+        sentences: bytes | None = None,
+        terms: bytes | None = None,
     ) -> dict[str, Any]:
-        """The parameter map one ``UNWIND`` row of the upsert query expects."""
+        """The parameter map one ``UNWIND`` row of the upsert query expects; ``terms``,
+        the content's stem hashes when already computed (``enrich/lexical.py``)."""
         return {
             "id": self.id,
             "sessionId": self.session_id,
@@ -158,7 +162,7 @@ class MemoryItem(BaseModel):
             # analyzer tokens for tenant, session and user: fulltext queries filter in Lucene
             "scopeToken": scope_tokens(self.tenant, self.session_id, self.user_id),
             # its stems' hashes, for BM25 with a scope's own statistics (enrich/lexical.py)
-            "termBytes": lexical.term_bytes(self.content),
+            "termBytes": lexical.term_bytes(self.content) if terms is None else terms,
             "termVersion": lexical.VERSION,
         }
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..enrich import lexical
 from ..enrich.embed import Embedder
 from ..enrich.ner import Extraction
 from ..enrich.sentences import embed_memories, pack, split_sentences
@@ -118,12 +119,17 @@ class Enrichment:
         (onnxruntime, spaCy), so they run side by side on the machine's cores; what a
         worker already did for an item is taken from its cache instead."""
         done = await self.hot.enrichment(tenant, session_id, [i.id for i in batch])
+        # about 15 us an item: a batch of 256 would hold the event loop for 4 ms
+        terms = asyncio.ensure_future(
+            asyncio.to_thread(lambda: {i.id: lexical.term_bytes(i.content) for i in batch})
+        )
         if await self._delegated():
             return Prepared(
                 {k: e.vector for k, e in done.items()},
                 {k: e.sentences for k, e in done.items()},
                 [],
                 [],
+                await terms,
             )
         embedding = self.for_graph(tenant, session_id, batch, done)
         unmentioned = (
@@ -137,7 +143,7 @@ class Enrichment:
             )
         else:
             (vectors, sentences), found = await embedding, []
-        return Prepared(vectors, sentences, unmentioned, found)
+        return Prepared(vectors, sentences, unmentioned, found, await terms)
 
     async def _delegated(self) -> bool:
         """Whether a live worker will enrich what this process leaves."""
@@ -157,6 +163,8 @@ class Prepared:
     #: the items whose entity mentions the spill still writes, and what NER found in them
     unmentioned: list[MemoryItem]
     extractions: list[Extraction]
+    #: each item's stem hashes (``termBytes``), analysed off the event loop
+    terms: dict[str, bytes]
 
 
 def discard(task: asyncio.Future[Any] | None) -> None:

@@ -257,7 +257,9 @@ class Spiller:
                         warm_item = tier is Tier.WARM
                     target = Tier.WARM if warm_item else Tier.COLD
                     row = item.model_copy(update={"tier": target}).graph_row(
-                        prepared.vectors.get(item.id), prepared.sentences.get(item.id)
+                        prepared.vectors.get(item.id),
+                        prepared.sentences.get(item.id),
+                        prepared.terms.get(item.id),
                     )
                     rows.append(row)
                     (warm if warm_item else cold).append(item.id)

@@ -100,7 +100,10 @@ async def _migrate(settings: Settings) -> list[str]:
 
     service = MemoryBuilder.from_settings(settings).build()
     try:
-        return await service.migrate()
+        applied = await service.migrate()
+        if analysed := await service.backfill_terms():
+            applied.append(f"terms of {analysed} memories analysed")
+        return applied
     finally:
         await service.close()
 

@@ -5,7 +5,7 @@
 // Vectors are float32 bytes (vectorBytes); the embedding list only where a memory
 // written before vectorBytes existed lacks them. Every tier: search masks by tier.
 // terms: the hashes of each memory's stems (BM25 inside the scope), null where they were
-// computed by another analysis version than $termVersion (migrate computes them again).
+// computed by another analysis version than $termVersion (Memory.backfill_terms computes them again).
 // At most $cap memories: a larger scope is not cached, and n = $cap tells so.
 MATCH (m:Memory {tenant: $tenant, userId: $userId})
 WITH m LIMIT $cap

@@ -24,7 +24,7 @@ from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 
 from ..builder import MemoryBuilder
-from ..errors import ErrorCode
+from ..errors import ErrorCode, GraphmemError
 from ..memory import Memory
 from ..settings import Settings, load_settings
 from . import bodies, ide
@@ -137,6 +137,18 @@ async def readyz(request: Request) -> JSONResponse:
     )
 
 
+async def _backfill_terms(service: Memory) -> None:
+    """Analyse the memories an older version wrote (``Memory.backfill_terms``), after
+    start: serving does not wait for it. A failure is logged; the next start retries."""
+    try:
+        done = await service.backfill_terms()
+    except GraphmemError as exc:
+        log.warning("analysing older memories' terms failed: %s", exc.message)
+        return
+    if done:
+        log.info("analysed the terms of %d memories written by an older version", done)
+
+
 def create_app(
     settings: Settings | None = None,
     service: Memory | None = None,
@@ -190,10 +202,12 @@ def create_app(
         )
         stop = asyncio.Event()
         maintenance: asyncio.Task[None] | None = None
+        backfill: asyncio.Task[None] | None = None
         try:
             if migrate:
                 applied = await app.state.service.migrate()
                 log.info("schema migration applied: %s", ", ".join(applied))
+                backfill = asyncio.create_task(_backfill_terms(app.state.service))
             if settings.maintenance_enabled:
                 maintenance = asyncio.create_task(app.state.service.maintenance.run(stop))
             # What start-up built (schema, models, drivers) lives as long as the process:
@@ -205,6 +219,10 @@ def create_app(
                 yield
         finally:
             stop.set()
+            if backfill is not None:
+                backfill.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await backfill
             if maintenance is not None:
                 await maintenance
             if owned:

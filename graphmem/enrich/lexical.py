@@ -29,7 +29,7 @@ import Stemmer
 U32 = npt.NDArray[np.uint32]
 
 #: Bump when the analysis changes: memories analysed by another version are analysed
-#: again by ``migrate`` and, until then, their scope is searched through Lucene.
+#: again by ``Memory.backfill_terms`` and, until then, their scope is searched through Lucene.
 VERSION = 1
 
 #: Lucene's English stopword set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): what a

@@ -216,8 +216,14 @@ class Memory:
         await self.hot_tier.migrate()
         applied = await self.graph.migrate(self.embedder.dimension)
         await self.graph.backfill_scope_tokens(scope_tokens)
-        await self.graph.backfill_terms(lexical.term_bytes, lexical.VERSION)
         return applied
+
+    async def backfill_terms(self) -> int:
+        """Give memories analysed by no or another version of ``enrich/lexical.py`` their
+        stems' hashes (``termBytes``); how many it analysed. Search does without them
+        meanwhile (their scopes go through Lucene), so the API runs this in the
+        background after start rather than before serving."""
+        return await self.graph.backfill_terms(lexical.term_bytes, lexical.VERSION)
 
     async def readiness(self) -> dict[str, str]:
         """'ok' or the reason per dependency; never raises."""

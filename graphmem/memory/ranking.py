@@ -209,7 +209,7 @@ class Ranker:
             if lucene is not None and view.lexical:
                 text = TextQuery(lexical.query_hashes(q.query, STOPWORDS), text_limit)
             elif (late := lucene_hits(vectors=False)) is not None:
-                text_task = late  # a memory in the scope is not analysed yet (migrate)
+                text_task = late  # a memory in the scope is not analysed yet (backfill_terms)
                 text = await late
         finally:
             discard(view_task)

@@ -75,7 +75,7 @@ def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F16, I64]:
 def decode_terms(rows: MemoryRows) -> tuple[U32, I64, Mask]:
     """Rows' stem hashes (``enrich/lexical.py``) as one array in row order, each row's
     count of them (its length, for BM25), and which rows had them (a row written by an
-    older version has none until ``migrate`` analyses it)."""
+    older version has none until ``Memory.backfill_terms`` analyses it)."""
     n = len(rows.ids)
     if len(rows.terms) != n:
         return np.zeros(0, dtype=np.uint32), np.zeros(n, dtype=np.int64), np.zeros(n, np.bool_)

@@ -132,7 +132,7 @@ async def test_another_users_text_does_not_move_a_users_ranking_in_the_same_tena
         assert await ranked(r, **scopes[i]) == expected, (r, scopes[i])
 
 
-async def test_memories_analysed_by_no_version_are_found_and_migrate_analyses_them(
+async def test_memories_analysed_by_no_version_are_found_and_a_backfill_analyses_them(
     service: Memory, stack: Stack
 ) -> None:
     tenant = new_tenant()
@@ -144,7 +144,7 @@ async def test_memories_analysed_by_no_version_are_found_and_migrate_analyses_th
     service.ranker.cache.clear()
     found = await fulltext_scores(service, tenant, "lighthouse keeper")
     assert [c for c, _ in found] == ["a lighthouse keeper's log", "tea at the lighthouse"]
-    await service.migrate()
+    assert await service.backfill_terms() >= 2
     rows = await run_cypher(
         stack,
         "MATCH (m:Memory {tenant: $t}) RETURN m.termBytes AS b, m.termVersion AS v",

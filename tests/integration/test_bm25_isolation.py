@@ -4,12 +4,15 @@ scope held in memory is scored with its own statistics: other users' text moves 
 
 from __future__ import annotations
 
+import asyncio
+
+from graphmem.api.app import create_app
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
 from graphmem.models import tenant_fulltext
 from graphmem.retrieval import Retriever
 from graphmem.stores.neo4j.fulltext import MIGRATION
-from tests.conftest import Stack, new_tenant, run_cypher
+from tests.conftest import Stack, new_tenant, run_cypher, running
 
 
 async def fulltext_scores(service: Memory, tenant: str, query: str) -> list[tuple[str, float]]:
@@ -154,3 +157,23 @@ async def test_memories_analysed_by_no_version_are_found_and_a_backfill_analyses
     service.ranker.cache.clear()
     after = await fulltext_scores(service, tenant, "lighthouse keeper")
     assert [c for c, _ in after] == [c for c, _ in found]
+
+
+async def test_the_api_analyses_older_memories_in_the_background_after_start(
+    service: Memory, stack: Stack
+) -> None:
+    tenant = new_tenant()
+    await store(service, tenant, ["the harbour master's ledger"])
+    await run_cypher(
+        stack, "MATCH (m:Memory {tenant: $t}) REMOVE m.termBytes, m.termVersion", t=tenant
+    )
+    async with running(create_app(stack.settings(maintenance_enabled=False))):
+        # serving started (the lifespan did not wait); the analysis lands shortly after
+        for _ in range(100):
+            rows = await run_cypher(
+                stack, "MATCH (m:Memory {tenant: $t}) RETURN m.termVersion AS v", t=tenant
+            )
+            if rows[0]["v"] == lexical.VERSION:
+                break
+            await asyncio.sleep(0.1)
+        assert rows[0]["v"] == lexical.VERSION

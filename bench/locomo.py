@@ -226,6 +226,37 @@ async def run(
     return results
 
 
+def crowd_report(crowded: dict[str, Any]) -> str:
+    """The crowded run beside the last plain one (``bench/results/locomo.json``)."""
+    plain = json.loads((ROOT / "bench" / "results" / "locomo.json").read_text())
+    lines = [
+        "| retriever | R@10 alone | R@10 with the crowd | difference | R@5 alone "
+        "| R@5 with the crowd |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, s in crowded["retrievers"].items():
+        alone = plain["retrievers"].get(name)
+        if alone is None:
+            continue
+        lines.append(
+            f"| {name} | {alone['r10']:.4f} | {s['r10']:.4f} | {s['r10'] - alone['r10']:+.4f} "
+            f"| {alone['r5']:.4f} | {s['r5']:.4f} |"
+        )
+    run_ = crowded["run"]
+    return f"""### Recall that depends only on what the user can see
+
+`bench/locomo.py --crowd {crowded["crowd"]}` stores {crowded["crowd"]:,} memories of other
+users in the run's tenant first (the dev turns again, under users `crowd-u…`, with their
+vectors), then asks the same questions as above. {run_["date"]}, commit {run_["commit"]},
+{run_["machine"]}; beside the plain run of {plain["run"]["date"]} (commit
+{plain["run"]["commit"]}), which held nothing else in its tenant.
+
+{chr(10).join(lines)}
+
+A user's search is scored with the user's own statistics (docs/recall.md, "BM25 inside
+the scope") and ranks the user's memories exactly, so other users' text cannot move it."""
+
+
 def table(results: dict[str, Any]) -> str:
     names = {
         "hybrid": "graphmem hybrid (BM25 + vector with best sentence + adjacent turns + session)",
@@ -272,6 +303,10 @@ async def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
         return
+    if args.crowd:
+        save_json("locomo_crowd", results)
+        update_section("locomo-crowd", crowd_report(results))
+        return
     save_json("locomo", results)
     run_ = results["run"]
     questions = results["retrievers"]["hybrid"]["questions"]
@@ -300,7 +335,10 @@ min-max or z-score normalisation, and an unweighted entity-overlap component. Ea
 stores the conversations under a tenant of its own, and each tenant has a fulltext index
 of its own, so BM25's term statistics are the run's: what else the database holds does
 not move these figures (before per-tenant indexes, a database full of test data cost
-about 0.03 R@10).""",
+about 0.03 R@10), and a user's BM25 is computed with the user's own statistics, so other
+users of the tenant do not either ("Recall that depends only on what the user can see",
+below). A question naming a period ("in June", "last year") lifts the memories dated in
+it (docs/recall.md, "Time").""",
     )
 
 

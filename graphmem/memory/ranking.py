@@ -1,12 +1,14 @@
 """The hybrid ranking behind search and recall, public so that the fusion tuner
 (bench/tune_fusion.py) runs exactly the steps search runs.
 
-BM25 (scoped by hashed tenant, session and user tokens) and the scope's view
-(``scopecache.py``: the scope's vectors in memory, at the version Redis holds) do not
-need the query vector, so they run while the query is embedded. With the view, vector
-candidates, best-sentence cosines and adjacent turns are numpy over the scope; without
-it (a scope too large to hold, a tenant-wide search of a large tenant, no version store)
-they come from Cypher. Then fusion, and one read of the results' items, fresh.
+The scope's view (``scopecache.py``: the scope's vectors and stems in memory, at the
+version Redis holds) does not need the query vector, so it is read while the query is
+embedded. With the view, BM25 (with the scope's own statistics), vector candidates,
+best-sentence cosines and adjacent turns are numpy over the scope; without it (a scope
+too large to hold, a tenant-wide search of a large tenant, no version store) they come
+from Cypher, BM25 through the tenant's Lucene index beside the embedding. Then fusion
+(with the periods the query names, ``retrieval.in_periods``), and one read of the
+results' items, fresh.
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ log = logging.getLogger("graphmem.search")
 GRAPH_TIERS = (Tier.HOT.value, Tier.WARM.value, Tier.COLD.value)
 
 
-#: memories per row of a whole-scope read (about 1 MB with vectors and sentence vectors)
-SCOPE_PAGE = 256
+#: memories per row of a whole-scope read (about half a MB with vectors and sentence
+#: vectors: every pooled connection keeps a receive buffer the size of its largest row)
+SCOPE_PAGE = 128
 
 
 def memory_rows(record: neo4j.Record) -> MemoryRows:

@@ -70,6 +70,12 @@ class Neo4jSession:
             uri,
             auth=(user, password),
             max_connection_pool_size=50,
+            # A pooled connection keeps its receive buffer at the size of the largest
+            # message it ever received (a page of a scope's vectors, about half a MB).
+            # Under a soak's load more and more connections got there and the API's
+            # memory crept (tracemalloc: the driver's buffers were what grew); a
+            # connection replaced after five minutes gives its buffer back.
+            max_connection_lifetime=300.0,
             connection_acquisition_timeout=10.0,
             connection_timeout=5.0,
             # Managed transactions retry transient failures for this long; the service

@@ -816,8 +816,9 @@ scope's cache entry; **tenant** — across all {first["stored"]:,} memories.
 
 Where a single-client search's time goes (median ms per call of each stage, so a stage
 that runs only on some searches, such as reading a scope whole on its first search,
-shows what that costs when it runs; BM25 runs beside the query embedding and the
-scope-version read, and on two cores they compete for CPU):
+shows what that costs when it runs; a search served from its scope's view computes
+BM25 in the view, while a tenant-wide one asks Lucene beside the query embedding, and on
+two cores the two compete for CPU):
 
 | retriever / scope | stages |
 |---|---|

@@ -145,6 +145,9 @@ async def _backfill_terms(service: Memory) -> None:
     except GraphmemError as exc:
         log.warning("analysing older memories' terms failed: %s", exc.message)
         return
+    except Exception:  # a background task: whatever it raised must not stop shutdown
+        log.exception("analysing older memories' terms failed")
+        return
     if done:
         log.info("analysed the terms of %d memories written by an older version", done)
 

@@ -1,9 +1,10 @@
 """One search scope's memories in memory, as arrays: what lets a search rank a user's
-thousand memories by cosine, find each one's best sentence and walk to its neighbouring
-turns in well under a millisecond, instead of three Cypher round trips.
+thousand memories by BM25 (with the scope's own statistics) and by cosine, find each
+one's best sentence and walk to its neighbouring turns in about a millisecond, instead
+of four Cypher round trips.
 
 A view holds only what does not change without a version bump (``changes.py``): ids,
-session, user, place in the conversation, type, tier and vectors. What a search returns
+session, user, place in the conversation, date, type, tier, vectors and stem hashes. What a search returns
 (content, access counts, relevance) is read fresh from the graph for the final results.
 Views are immutable; a change makes a new view (``patched``).
 """

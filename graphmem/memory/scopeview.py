@@ -4,9 +4,9 @@ one's best sentence and walk to its neighbouring turns in about a millisecond, i
 of four Cypher round trips.
 
 A view holds only what does not change without a version bump (``changes.py``): ids,
-session, user, place in the conversation, date, type, tier, vectors and stem hashes. What a search returns
-(content, access counts, relevance) is read fresh from the graph for the final results.
-Views are immutable; a change makes a new view (``patched``).
+session, user, place in the conversation, date, type, tier, vectors and stem hashes.
+What a search returns (content, access counts, relevance) is read fresh from the graph
+for the final results. Views are immutable; a change makes a new view (``patched``).
 """
 
 from __future__ import annotations

@@ -308,7 +308,7 @@ class ScopeView:
         """The ``limit`` rows of ``mask`` with the best BM25 score for the query's stem
         hashes, best first, and their scores. The statistics (document frequencies,
         average length) are the whole view's, every tier: what the scope holds, nothing
-        outside it. Ties go to conversation order, as ``memory/text_hits`` orders them."""
+        outside it."""
         n = len(self.ids)
         documents = int(np.count_nonzero(self.term_counts))
         wanted = np.unique(query)
@@ -331,9 +331,11 @@ class ScopeView:
             np.float32
         )
         rows = np.flatnonzero(mask & (scores > 0))
-        # best first; among equal scores, by session and place in the conversation (the
-        # whole order, so that the cut at ``limit`` does not depend on row order)
-        ordered: I64 = rows[np.lexsort((self.place[rows], -scores[rows]))][:limit]
+        # best first; among equal scores, by date and then place in the conversation, as
+        # memory/text_hits orders them: the same memories rank alike however they were
+        # written (an import into another tenant ranks as the original does)
+        order = np.lexsort((self.seqs[rows], self.created[rows], -scores[rows]))
+        ordered: I64 = rows[order][:limit]
         return ordered, scores[ordered]
 
     def nearest(self, own: F32, mask: Mask, k: int) -> I64:

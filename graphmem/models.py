@@ -69,16 +69,11 @@ def _scoped(prefix: str, tenant: str, name: str) -> str:
 
 
 def scope_tokens(tenant: str, session_id: str | None = None, user_id: str | None = None) -> str:
-    """The tokens a memory carries (or a query requires) in the fulltext index's
-    ``scopeToken`` field: the tenant's, plus its session's and user's. Lucene then ranks
-    inside the scope; filtering after a tenant-wide top-k would leave a user of a large
-    tenant with a handful of BM25 hits."""
-    tokens = [scope_token(tenant)]
-    if session_id is not None:
-        tokens.append(_scoped("ss", tenant, session_id))
-    if user_id is not None:
-        tokens.append(_scoped("us", tenant, user_id))
-    return " ".join(tokens)
+    """The tokens a memory carries in the fulltext index's ``scopeToken`` field: the
+    tenant's, plus its session's and user's. Lucene then ranks inside the scope;
+    filtering after a tenant-wide top-k would leave a user of a large tenant with a
+    handful of BM25 hits."""
+    return " ".join([scope_token(tenant), *_narrowing(tenant, session_id, user_id)])
 
 
 def query_scope_tokens(
@@ -89,7 +84,17 @@ def query_scope_tokens(
     tenant, so the tenant's token filters nothing; as a required clause it still made
     Lucene walk a posting list as long as the tenant (6.8 against 3.7 ms for a
     tenant-wide search of 100,000 memories)."""
-    return " ".join(scope_tokens(tenant, session_id, user_id).split()[1:])
+    return " ".join(_narrowing(tenant, session_id, user_id))
+
+
+def _narrowing(tenant: str, session_id: str | None, user_id: str | None) -> list[str]:
+    """The session's and the user's tokens, those given."""
+    tokens = []
+    if session_id is not None:
+        tokens.append(_scoped("ss", tenant, session_id))
+    if user_id is not None:
+        tokens.append(_scoped("us", tenant, user_id))
+    return tokens
 
 
 def content_hash(content: str) -> str:

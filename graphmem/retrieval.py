@@ -120,7 +120,15 @@ class Turn(Protocol):
     def seq(self) -> int: ...
 
 
+class Dated(Turn, Protocol):
+    """A turn that knows when it happened (epoch seconds; 0 when not known)."""
+
+    @property
+    def created(self) -> int: ...
+
+
 T = TypeVar("T", bound=Turn)
+D = TypeVar("D", bound=Dated)
 
 
 @dataclass
@@ -185,6 +193,12 @@ def add_time(pool: dict[str, Candidate[T]], matched: set[str], weights: Weights)
         c.base += weights.time
         c.score = c.base
         c.sources.add("time")
+
+
+def add_periods(pool: dict[str, Candidate[D]], query: str, weights: Weights) -> None:
+    """Fusion's time step: ``add_time`` for the candidates ``in_periods`` finds."""
+    if weights.time > 0 and pool:
+        add_time(pool, in_periods(query, {i: c.item.created for i, c in pool.items()}), weights)
 
 
 def session_scores(pool: dict[str, Candidate[T]], weights: Weights) -> dict[str, float]:

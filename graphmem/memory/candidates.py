@@ -61,11 +61,10 @@ class Sources:
 
 
 def rows_turns(rows: MemoryRows) -> list[Turn]:
-    created = rows.created if len(rows.created) == len(rows.ids) else [0] * len(rows.ids)
     return [
         Turn(i, s, u, q, t, c)
         for i, s, u, q, t, c in zip(
-            rows.ids, rows.sessions, rows.users, rows.seqs, rows.types, created, strict=True
+            rows.ids, rows.sessions, rows.users, rows.seqs, rows.types, rows.dates(), strict=True
         )
     ]
 
@@ -95,7 +94,7 @@ def from_view(
     if isinstance(text, TextQuery):
         found, scores = view.bm25(text.terms, shown, text.limit)
         rows_of: list[int | None] = found.tolist()
-        turns = [view.turn(r) for r in rows_of if r is not None]
+        turns = [view.turn(int(r)) for r in found]
         bm25s: list[float] = scores.tolist()
     elif text is not None:
         rows_of, turns, bm25s = view.rows_of(text.ids), rows_turns(text), text.scores

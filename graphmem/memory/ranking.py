@@ -7,7 +7,7 @@ embedded. With the view, BM25 (with the scope's own statistics), vector candidat
 best-sentence cosines and adjacent turns are numpy over the scope; without it (a scope
 too large to hold, a tenant-wide search of a large tenant, no version store) they come
 from Cypher, BM25 through the tenant's Lucene index beside the embedding. Then fusion
-(with the periods the query names, ``retrieval.in_periods``), and one read of the
+(with the periods the query names, ``retrieval.add_periods``), and one read of the
 results' items, fresh.
 """
 
@@ -29,9 +29,8 @@ from ..retrieval import (
     Retriever,
     Weights,
     add_context,
-    add_time,
+    add_periods,
     fuse,
-    in_periods,
     likely_results,
     lucene_query,
 )
@@ -123,9 +122,7 @@ class Ranker:
                 entity_hits,
                 w,
             )
-            if w.time > 0 and pool:
-                when = {i: c.item.created for i, c in pool.items()}
-                add_time(pool, in_periods(q.query, when), w)
+            add_periods(pool, q.query, w)
             if w.context > 0 and pool:
                 head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
                 leading = likely_results(pool, w, q.limit + LEADING_SLACK)

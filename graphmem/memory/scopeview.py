@@ -125,12 +125,6 @@ class Codes:
         return self.codes.nbytes + 200 * len(self.names)
 
 
-def _created(rows: MemoryRows) -> I64:
-    if len(rows.created) != len(rows.ids):
-        return np.zeros(len(rows.ids), dtype=np.int64)
-    return np.asarray(rows.created, dtype=np.int64)
-
-
 def _packed_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
     return np.array([i.encode() for i in ids], dtype=np.bytes_) if ids else np.zeros(0, "S1")
 
@@ -207,7 +201,7 @@ class ScopeView:
             sentences,
             counts,
             *decode_terms(rows),
-            _created(rows),
+            np.asarray(rows.dates(), dtype=np.int64),
         )
 
     def __len__(self) -> int:
@@ -263,7 +257,7 @@ class ScopeView:
             np.concatenate((self.terms[np.repeat(~gone, self.term_counts)], terms)),
             np.concatenate((self.term_counts[keep], term_counts)),
             np.concatenate((self.analysed[keep], analysed)),
-            np.concatenate((self.created[keep], _created(rows))),
+            np.concatenate((self.created[keep], np.asarray(rows.dates(), dtype=np.int64))),
         )
 
     # --- what a search asks ---------------------------------------------------------

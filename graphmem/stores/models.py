@@ -271,6 +271,10 @@ class MemoryRows:
     #: with), in seconds since the epoch; 0 when not known
     created: list[int] = field(default_factory=list)
 
+    def dates(self) -> list[int]:
+        """``created``, or 0 (not known) for every row of a read that did not carry it."""
+        return self.created if len(self.created) == len(self.ids) else [0] * len(self.ids)
+
     @classmethod
     def joined(cls, parts: Sequence[MemoryRows]) -> MemoryRows:
         """The rows of each part, in order (a statement that pages its rows)."""

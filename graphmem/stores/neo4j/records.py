@@ -67,6 +67,10 @@ def _json(text: Any) -> Any:
         return {}
 
 
+#: what a row written by hand, by an older version or half-migrated raises when parsed
+_UNREADABLE = (KeyError, ValueError, TypeError, RecursionError)
+
+
 def parsed(rows: Iterable[R], parse: Callable[[R], T]) -> list[T]:
     """``parse`` applied to each row; a row that does not parse is logged and skipped, so
     one bad node cannot make a whole session or tenant unreadable."""
@@ -74,7 +78,7 @@ def parsed(rows: Iterable[R], parse: Callable[[R], T]) -> list[T]:
     for row in rows:
         try:
             out.append(parse(row))
-        except (KeyError, ValueError, TypeError, RecursionError) as exc:
+        except _UNREADABLE as exc:
             log.warning("skipped an unreadable row: %s", exc)
     return out
 
@@ -95,7 +99,7 @@ class ParsedOnRead(Mapping[str, T]):
             row = self._rows[key]
             try:
                 found = self._parse(row)
-            except (KeyError, ValueError, TypeError, RecursionError) as exc:
+            except _UNREADABLE as exc:
                 log.warning("skipped an unreadable row: %s", exc)
                 raise KeyError(key) from exc
             self._done[key] = found

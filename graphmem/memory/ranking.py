@@ -185,6 +185,8 @@ class Ranker:
         k = q.limit if q.retriever is Retriever.VECTOR else w.candidates
         if q.retriever is Retriever.FULLTEXT:
             k = 0
+        # a probe of the graph costs more per candidate than a view (Weights)
+        graph_k = max(q.limit, w.graph_vector_candidates) if q.retriever is Retriever.HYBRID else k
         try:
             query_vector = await self.query_vectors(q.query)
             view = await view_task if view_task else None
@@ -201,7 +203,12 @@ class Ranker:
                 text_task = text_task or lucene_hits(vectors=True)
                 # the vector probe starts now, while BM25 may still be on its way
                 sources = await from_graph(
-                    self.graph.search, scope, text_task, k, self.embedder.dimension, size
+                    self.graph.search,
+                    scope,
+                    text_task,
+                    graph_k,
+                    self.embedder.dimension,
+                    size,
                 )
                 return sources, query_vector
             text: MemoryRows | TextQuery | None = None

@@ -1,8 +1,9 @@
 """The Neo4j driver behind every Neo4j store: connection, the named-query runner and the
 mapping of driver failures to the service's errors.
 
-Runs only the named statements of ``cypher/``, always with ``$tenant`` bound, through
-the async driver's managed transactions (which retry transient failures).
+Runs only the named statements of ``cypher/``, always with ``$tenant`` bound: writes
+through the async driver's managed transactions (which retry transient failures), reads
+in auto-commit transactions retried once.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from typing import Any, Self
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, RoutingControl
 from neo4j.api import AsyncBookmarkManager
-from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 
 from ...cypher import CypherLibrary
 from ...errors import BadInput, GraphmemError, Unavailable
@@ -107,6 +114,8 @@ class Neo4jSession:
         query = self._cypher[name]
         writes = self._cypher.writes(name)
         try:
+            if not writes:
+                return await self._read(query, params)
             result = await self._driver.execute_query(
                 query,
                 params,
@@ -119,6 +128,24 @@ class Neo4jSession:
         except (Neo4jError, DriverError) as exc:
             raise _mapped(name, exc) from exc
         return list(result.records)
+
+    async def _read(self, query: str, params: dict[str, Any]) -> list[neo4j.Record]:
+        """A read in an auto-commit transaction: one round trip where a managed one takes
+        two (its COMMIT), about a millisecond of a search's three reads in series. A
+        read is safe to repeat, so it is retried once where the driver would retry it."""
+        try:
+            return await self._read_once(query, params)
+        except (TransientError, SessionExpired):
+            return await self._read_once(query, params)
+
+    async def _read_once(self, query: str, params: dict[str, Any]) -> list[neo4j.Record]:
+        async with self._driver.session(
+            database=self._database,
+            default_access_mode=neo4j.READ_ACCESS,
+            bookmark_manager=self.bookmarks,
+        ) as session:
+            result = await session.run(query, params)
+            return [record async for record in result]
 
     async def run_schema(self, statement: str, params: dict[str, Any]) -> None:
         """A schema command (from a ``cypher/`` file): these run outside data transactions."""

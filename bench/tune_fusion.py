@@ -26,7 +26,7 @@ import httpx
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.app import create_app
 from graphmem.memory import Memory, RecallQuery
-from graphmem.retrieval import Weights, add_context, add_periods, fuse
+from graphmem.retrieval import Weights, add_context, add_periods, add_speaker, fuse
 from graphmem.settings import load_settings
 
 
@@ -72,6 +72,7 @@ def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
 def rank(raw: dict[str, Any], w: Weights) -> list[str]:
     pool = fuse(raw["vector"], raw["text"], raw["entity"], w)
     add_periods(pool, raw.get("query", ""), w)
+    add_speaker(pool, raw.get("query", ""), w)
     if w.context > 0 and pool:
         head = {
             c.item.id

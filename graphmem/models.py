@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .enrich import lexical
+from .enrich.sentences import speaker
 
 
 class MemoryType(StrEnum):
@@ -166,10 +167,21 @@ class MemoryItem(BaseModel):
             "seq": self.seq,
             # analyzer tokens for tenant, session and user: fulltext queries filter in Lucene
             "scopeToken": scope_tokens(self.tenant, self.session_id, self.user_id),
-            # its stems' hashes, for BM25 with a scope's own statistics (enrich/lexical.py)
-            "termBytes": lexical.term_bytes(self.content) if terms is None else terms,
+            **analysis(self.content, terms),
             "termVersion": lexical.VERSION,
         }
+
+
+def analysis(content: str, terms: bytes | None = None) -> dict[str, Any]:
+    """What search reads of a memory's text without reading the text, as graph
+    properties: its stems' hashes, for BM25 with a scope's own statistics
+    (``enrich/lexical.py``; ``terms`` when already computed), and who said it, for a
+    question that names them (``retrieval.add_speaker``). ``lexical.VERSION`` versions
+    both (``Memory.backfill_terms``)."""
+    return {
+        "termBytes": lexical.term_bytes(content) if terms is None else terms,
+        "speaker": speaker(content),
+    }
 
 
 def pack_vector(vector: Sequence[float] | None) -> bytes | None:

@@ -21,7 +21,8 @@ RETURN scores,
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
                coalesce(m.tier, '') + '\t' +
                toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
-                             THEN m.createdAt.epochSeconds ELSE 0 END)] AS meta,
+                             THEN m.createdAt.epochSeconds ELSE 0 END) + '\t' +
+               coalesce(m.speaker, '')] AS meta,
        CASE WHEN $vectors THEN [m IN ms | m.vectorBytes] ELSE [] END AS vectors,
        [m IN ms WHERE $vectors AND m.vectorBytes IS NULL AND m.embedding IS NOT NULL |
         [m.id, m.embedding]] AS embeddings,

@@ -26,6 +26,7 @@ SET m:$($label),
     m.scopeToken = it.scopeToken,
     m.termBytes = it.termBytes,
     m.termVersion = it.termVersion,
+    m.speaker = it.speaker,
     m.sentenceVectors = CASE WHEN it.vectorBytes IS NULL THEN m.sentenceVectors
                              ELSE it.sentenceVectors END,
     m.vectorBytes = coalesce(it.vectorBytes, m.vectorBytes),

@@ -24,6 +24,7 @@ MERGE (m:Memory {tenant: $tenant, id: it.id})
                 m.scopeToken = it.scopeToken,
                 m.termBytes = it.termBytes,
                 m.termVersion = it.termVersion,
+                m.speaker = it.speaker,
                 m.writtenBehindAt = datetime()
 MERGE (s:Session {tenant: $tenant, id: it.sessionId})
 MERGE (s)-[:HAS_MEMORY]->(m)

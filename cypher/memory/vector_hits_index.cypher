@@ -18,5 +18,6 @@ RETURN scores,
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
                coalesce(m.tier, '') + '\t' +
                toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
-                             THEN m.createdAt.epochSeconds ELSE 0 END)] AS meta,
+                             THEN m.createdAt.epochSeconds ELSE 0 END) + '\t' +
+               coalesce(m.speaker, '')] AS meta,
        [m IN ms | m.sentenceVectors] AS sentences

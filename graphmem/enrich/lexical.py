@@ -28,9 +28,11 @@ import Stemmer
 
 U32 = npt.NDArray[np.uint32]
 
-#: Bump when the analysis changes: memories analysed by another version are analysed
-#: again by ``Memory.backfill_terms`` and, until then, their scope is searched through Lucene.
-VERSION = 1
+#: Bump when the analysis changes (this module's, or what else ``models.analysis`` derives
+#: from a memory's text): memories analysed by another version are analysed again by
+#: ``Memory.backfill_terms`` and, until then, their scope is searched through Lucene.
+#: 2: memories carry their ``speaker``.
+VERSION = 2
 
 #: Lucene's English stopword set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): what a
 #: document's length does not count.

@@ -33,13 +33,26 @@ MIN_CHARS = 12
 MAX_SENTENCES = 16
 
 
+def speaker_label(text: str) -> str | None:
+    """The "Name:" a chat-formatted memory starts with (at most three words), if any."""
+    found = _LABEL.match(text.strip())
+    return found.group(1) if found and len(found.group(1).split()) <= 3 else None
+
+
+def speaker(text: str) -> str | None:
+    """Who said a chat-formatted memory, as search compares it with a question's words
+    (``retrieval.add_speaker``): its label lower-cased, spaces folded."""
+    label = speaker_label(text)
+    return " ".join(label.lower().split()) if label else None
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences a memory is embedded by: one item for a single sentence (the text
     itself), otherwise each sentence with the text's speaker label, if it has one."""
     text = text.strip()
-    label_match = _LABEL.match(text)
-    label = label_match.group(1) if label_match and len(label_match.group(1).split()) <= 3 else None
-    body = text[label_match.end() :] if label and label_match else text
+    label = speaker_label(text)
+    # a label holds no colon: the first one ends it
+    body = text.split(":", 1)[1].lstrip() if label else text
     parts: list[str] = []
     carry = ""
     for piece in _BOUNDARY.split(body):

@@ -62,9 +62,16 @@ class Sources:
 
 def rows_turns(rows: MemoryRows) -> list[Turn]:
     return [
-        Turn(i, s, u, q, t, c)
-        for i, s, u, q, t, c in zip(
-            rows.ids, rows.sessions, rows.users, rows.seqs, rows.types, rows.dates(), strict=True
+        Turn(i, s, u, q, t, c, w)
+        for i, s, u, q, t, c, w in zip(
+            rows.ids,
+            rows.sessions,
+            rows.users,
+            rows.seqs,
+            rows.types,
+            rows.dates(),
+            rows.said_by(),
+            strict=True,
         )
     ]
 

@@ -15,7 +15,7 @@ from ..episodes import EpisodicMemory
 from ..errors import Unavailable
 from ..events import EventBus, NullBus
 from ..metrics import Metrics
-from ..models import scope_tokens
+from ..models import analysis, scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from ..retrieval import Weights
 from ..settings import MemoryConfig
@@ -223,7 +223,7 @@ class Memory:
         stems' hashes (``termBytes``); how many it analysed. Search does without them
         meanwhile (their scopes go through Lucene), so the API runs this in the
         background after start rather than before serving."""
-        return await self.graph.backfill_terms(lexical.term_bytes, lexical.VERSION)
+        return await self.graph.backfill_terms(analysis, lexical.VERSION)
 
     async def readiness(self) -> dict[str, str]:
         """'ok' or the reason per dependency; never raises."""

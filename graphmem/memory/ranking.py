@@ -7,8 +7,8 @@ embedded. With the view, BM25 (with the scope's own statistics), vector candidat
 best-sentence cosines and adjacent turns are numpy over the scope; without it (a scope
 too large to hold, a tenant-wide search of a large tenant, no version store) they come
 from Cypher, BM25 through the tenant's Lucene index beside the embedding. Then fusion
-(with the periods the query names, ``retrieval.add_periods``), and one read of the
-results' items, fresh.
+(with the periods and the speaker the query names, ``retrieval.add_periods`` and
+``add_speaker``), and one read of the results' items, fresh.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ..retrieval import (
     Weights,
     add_context,
     add_periods,
+    add_speaker,
     fuse,
     likely_results,
     lucene_query,
@@ -123,6 +124,7 @@ class Ranker:
                 w,
             )
             add_periods(pool, q.query, w)
+            add_speaker(pool, q.query, w)
             if w.context > 0 and pool:
                 head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
                 leading = likely_results(pool, w, q.limit + LEADING_SLACK)

@@ -4,7 +4,8 @@ one's best sentence and walk to its neighbouring turns in about a millisecond, i
 of four Cypher round trips.
 
 A view holds only what does not change without a version bump (``changes.py``): ids,
-session, user, place in the conversation, date, type, tier, vectors and stem hashes.
+session, user, place in the conversation, date, speaker, type, tier, vectors and stem
+hashes.
 What a search returns (content, access counts, relevance) is read fresh from the graph
 for the final results. Views are immutable; a change makes a new view (``patched``).
 """
@@ -48,6 +49,8 @@ class Turn:
     type: str
     #: when it happened, epoch seconds (0: not known)
     created: int = 0
+    #: who said it ("": not known)
+    speaker: str = ""
 
 
 def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F16, I64]:
@@ -151,6 +154,7 @@ class ScopeView:
         term_counts: I64,
         analysed: Mask,
         created: I64,
+        speakers: Codes,
     ) -> None:
         self.ids, self.sessions, self.users = ids, sessions, users
         self.seqs, self.tiers, self.types, self.type_names = seqs, tiers, types, type_names
@@ -160,7 +164,7 @@ class ScopeView:
         #: has them, so BM25 can be computed here with the scope's own statistics
         self.terms, self.term_counts, self.analysed = terms, term_counts, analysed
         self.lexical = bool(analysed.all())
-        self.created = created
+        self.created, self.speakers = created, speakers
         self.term_rows: I32 = np.repeat(np.arange(len(ids), dtype=np.int32), term_counts)
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         # ids sorted, for lookups by binary search
@@ -183,6 +187,7 @@ class ScopeView:
             + sessions.nbytes
             + users.nbytes
             + type_names.nbytes
+            + speakers.nbytes
         )
 
     @classmethod
@@ -202,6 +207,7 @@ class ScopeView:
             counts,
             *decode_terms(rows),
             np.asarray(rows.dates(), dtype=np.int64),
+            Codes.of(rows.said_by()),
         )
 
     def __len__(self) -> int:
@@ -258,6 +264,7 @@ class ScopeView:
             np.concatenate((self.term_counts[keep], term_counts)),
             np.concatenate((self.analysed[keep], analysed)),
             np.concatenate((self.created[keep], np.asarray(rows.dates(), dtype=np.int64))),
+            self.speakers.merged(keep, rows.said_by()),
         )
 
     # --- what a search asks ---------------------------------------------------------
@@ -366,4 +373,5 @@ class ScopeView:
             int(self.seqs[row]),
             self.type_names[row],
             int(self.created[row]),
+            self.speakers[row],
         )

@@ -270,10 +270,16 @@ class MemoryRows:
     #: when each memory happened (its ``createdAt``, the ``occurredAt`` it was added
     #: with), in seconds since the epoch; 0 when not known
     created: list[int] = field(default_factory=list)
+    #: who said each memory (``enrich/sentences.speaker``); "" when not known
+    speakers: list[str] = field(default_factory=list)
 
     def dates(self) -> list[int]:
         """``created``, or 0 (not known) for every row of a read that did not carry it."""
         return self.created if len(self.created) == len(self.ids) else [0] * len(self.ids)
+
+    def said_by(self) -> list[str]:
+        """``speakers``, or "" (not known) for every row of a read that did not carry it."""
+        return self.speakers if len(self.speakers) == len(self.ids) else [""] * len(self.ids)
 
     @classmethod
     def joined(cls, parts: Sequence[MemoryRows]) -> MemoryRows:

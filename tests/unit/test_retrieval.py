@@ -8,7 +8,15 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem.models import query_scope_tokens, scope_token, scope_tokens
-from graphmem.retrieval import Weights, add_time, fuse, in_periods, lucene_query
+from graphmem.retrieval import (
+    Weights,
+    add_speaker,
+    add_time,
+    fuse,
+    in_periods,
+    lucene_query,
+    named_speaker,
+)
 
 
 def test_scope_tokens_name_tenant_session_and_user_apart() -> None:
@@ -70,3 +78,36 @@ def test_time_adds_its_weight_to_the_base_score_of_memories_in_the_period() -> N
     assert pool["b"].base == pytest.approx(pool["a"].base + 0.2)
     assert pool["b"].score == pool["b"].base and "time" in pool["b"].sources
     assert set(pool) == {"a", "b"}  # a memory outside the pool does not join it
+
+
+def test_the_one_speaker_a_question_names_is_found_by_every_word() -> None:
+    speakers = {"melanie", "caroline", "jon doe", ""}
+    assert named_speaker("What activities does Melanie partake in?", speakers) == "melanie"
+    assert named_speaker("What did Jon Doe say?", speakers) == "jon doe"
+    assert named_speaker("What did Jon say?", speakers) is None  # not every word
+    assert named_speaker("What do Melanie and Caroline share?", speakers) is None
+    assert named_speaker("What did she paint?", speakers) is None
+    assert named_speaker("Mel's kids?", {"mel", "melanie"}) == "mel"  # words, not prefixes
+
+
+def test_speaker_adds_its_weight_to_the_named_speakers_memories_only() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class T:
+        id: str
+        speaker: str
+        session_id: str = "s"
+        seq: int = 0
+        created: int = 0
+
+    w = Weights(speaker=0.15)
+    hits = [(T("a", "alice"), 0.5), (T("b", "bob"), 0.5), (T("c", ""), 0.5)]
+    pool = fuse(hits, [], {}, w)
+    add_speaker(pool, "What does Bob like?", w)
+    assert pool["b"].base == pytest.approx(pool["a"].base + 0.15)
+    assert pool["b"].score == pool["b"].base and "speaker" in pool["b"].sources
+    assert pool["a"].base == pool["c"].base == pytest.approx(0.45 * 0.5)
+    untouched = fuse(hits, [], {}, w)
+    add_speaker(untouched, "What does Bob like?", Weights(speaker=0.0))
+    assert {i: c.base for i, c in untouched.items()} == {
+        i: pytest.approx(0.45 * 0.5) for i in "abc"
+    }

@@ -9,6 +9,7 @@ from graphmem.enrich.sentences import (
     best_cosines,
     embed_memories,
     pack,
+    speaker,
     split_sentences,
 )
 
@@ -96,3 +97,11 @@ def test_best_cosines_of_many_memories_at_once_match_one_by_one() -> None:
     for key, value in expected.items():
         assert abs(best[key] - value) < 1e-6, key
     assert best_cosines(query.tolist(), {}, dimension) == {}
+
+
+def test_a_chat_formatted_memory_names_its_speaker() -> None:
+    assert speaker("Melanie: We went camping. The kids loved it.") == "melanie"
+    assert speaker("  Jon   Doe: hi there") == "jon doe"
+    assert speaker("Dr Anna Maria Lee: four words are not a label") is None
+    assert speaker("The meeting is at 3 p.m.: bring notes") is None
+    assert speaker("plain text") is None

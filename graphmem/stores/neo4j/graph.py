@@ -97,16 +97,15 @@ class Neo4jGraphStore(Neo4jSession):
         return done
 
     async def backfill_terms(
-        self, analyse: Callable[[str], bytes], version: int, batch: int = 2000
+        self, analyse: Callable[[str], dict[str, Any]], version: int, batch: int = 2000
     ) -> int:
-        """Give memories analysed by no or another version of ``enrich/lexical.py`` their
-        ``termBytes``, ``analyse``d here from their content."""
+        """Give memories analysed by no or another version of ``enrich/lexical.py`` the
+        properties ``analyse`` derives from their content (``models.analysis``)."""
         done = 0
         params = {"batch": batch, "termVersion": version}
         while rows := await self.run("admin/term_bytes_missing", params):
             updates = [
-                {"tenant": r["tenant"], "id": r["id"], "termBytes": analyse(r["content"] or "")}
-                for r in rows
+                {"tenant": r["tenant"], "id": r["id"], **analyse(r["content"] or "")} for r in rows
             ]
             await self.run("admin/term_bytes_set", {"rows": updates, "termVersion": version})
             done += len(updates)

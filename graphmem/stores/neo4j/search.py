@@ -42,8 +42,8 @@ def memory_rows(record: neo4j.Record) -> MemoryRows:
     """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
     ``neighbours``, ``rows_by_ids``) as columns. Each memory's place comes as one
     tab-separated ``meta`` text (id, session, user, seq, type, tier, when it happened in
-    epoch seconds; ids hold no tabs): the driver decodes values one by one, and seven per
-    memory cost more than the rest."""
+    epoch seconds, speaker; ids hold no tabs, speakers are folded to single spaces): the
+    driver decodes values one by one, and eight per memory cost more than the rest."""
     keys = record.keys()
     meta = [m.split("\t") for m in record["meta"]]
     n = len(meta)
@@ -71,6 +71,7 @@ def memory_rows(record: neo4j.Record) -> MemoryRows:
         anchors=list(record["anchors"]) if "anchors" in keys else [],
         terms=[None if t is None else bytes(t) for t in record["terms"]] if "terms" in keys else [],
         created=[int(m[6]) if len(m) > 6 else 0 for m in meta],
+        speakers=[m[7] if len(m) > 7 else "" for m in meta],
     )
 
 

@@ -135,12 +135,19 @@ async def main() -> None:
 
 GRID = list(
     itertools.product(
-        [0.45, 0.55, 0.65], [0.25, 0.35, 0.5], [1, 2], [1.0, 1.5, 2.0], [0.0, 0.1, 0.2, 0.4]
+        [0.45, 0.55, 0.65],
+        [0.25, 0.35, 0.5],
+        [1, 2],
+        [1.0, 1.5, 2.0],
+        [0.0, 0.1, 0.2, 0.4],
+        [0.0, 0.15, 0.3],
     )
 )
 
 
-def weights(text: float, ctx: float, window: int, session: float, time: float) -> Weights:
+def weights(
+    text: float, ctx: float, window: int, session: float, time: float, speaker: float
+) -> Weights:
     # text and vector weights sum to 1 (only their ratio matters beside the others)
     return Weights(
         text=text,
@@ -149,6 +156,7 @@ def weights(text: float, ctx: float, window: int, session: float, time: float) -
         context_window=window,
         session=session,
         time=time,
+        speaker=speaker,
     )
 
 
@@ -169,7 +177,7 @@ def search(cases: list[Any]) -> None:
         print(
             f"R@10 {overall:.3f}  multi-hop {multi:.3f}  text {w.text} vector {w.vector} "
             f"context {w.context} pool {w.context_pool} window {w.context_window} "
-            f"decay {w.context_decay} session {w.session} time {w.time}"
+            f"decay {w.context_decay} session {w.session} time {w.time} speaker {w.speaker}"
         )
     default = Weights()
     for overall, multi, w in scored:
@@ -195,7 +203,8 @@ def cross_validate(cases: list[Any]) -> None:
             f"fold: tuned without {held_out} (R@10 {tuned_on:.3f} there), on {held_out}: "
             f"R@10 {held:.3f} multi-hop {held_multi:.3f}  (defaults: {default:.3f} / "
             f"{default_multi:.3f})  chosen text {best.text} context {best.context} "
-            f"window {best.context_window} session {best.session} time {best.time}"
+            f"window {best.context_window} session {best.session} time {best.time} "
+            f"speaker {best.speaker}"
         )
 
 

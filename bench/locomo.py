@@ -204,14 +204,22 @@ async def run(
             for retriever in retrievers:
                 rows: list[dict[str, Any]] = []
                 latencies: list[float] = []
+                each: dict[str, Any] = {}
                 for c in data:
                     r, lat = await evaluate(
                         client, c, known[c["sample_id"]], retriever, 20 if quick else None
                     )
                     rows += r
                     latencies += lat
+                    alone = summarise(r)
+                    each[c["sample_id"]] = {
+                        "r10": alone["r10"],
+                        "multi-hop": alone["by_category"].get("multi-hop", {}).get("r10"),
+                    }
                 summary = summarise(rows)
                 summary["search_ms_p50"] = round(statistics.median(latencies), 1)
+                # each conversation alone: whether a change lifts both (the two folds)
+                summary["by_conversation"] = each
                 results["retrievers"][retriever.lower()] = summary
                 multi_hop = summary["by_category"].get("multi-hop", {}).get("r10", 0)
                 print(

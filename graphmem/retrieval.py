@@ -93,6 +93,13 @@ class Weights:
     time: float = 0.2
     #: added to the base score of a memory said by the one speaker the query names
     speaker: float = 0.15
+    #: graph expansion: share of a leading memory's score that a memory sharing a rare
+    #: entity with it receives (``add_links``); the ``link_seeds`` leading before the
+    #: context step lend, and an entity links when at most ``link_max_mentions`` memories
+    #: of the scope mention it
+    links: float = 0.25
+    link_seeds: int = 3
+    link_max_mentions: int = 10
 
 
 def terms(text: str) -> list[str]:
@@ -242,6 +249,29 @@ def add_speaker(pool: dict[str, Candidate[S]], query: str, weights: Weights) -> 
             c.base += weights.speaker
             c.score = c.base
             c.sources.add("speaker")
+
+
+def add_links(
+    pool: dict[str, Candidate[T]],
+    linked: Sequence[tuple[str, T, float]],
+    weights: Weights,
+) -> None:
+    """Graph expansion: every memory linked to a leading one through a rare entity
+    (memory, linked memory, its best cosine) gains ``links`` times the best score among
+    the memories it is linked from; one not yet in the pool joins it on its own cosine
+    first. A second hop for questions whose answer is split over memories that share a
+    name but not the question's words."""
+    gains: dict[str, float] = {}
+    for of, item, cosine in linked:
+        if of not in pool:
+            continue
+        if item.id not in pool:
+            base = weights.vector * max(cosine, 0.0)
+            pool[item.id] = Candidate(item, cosine=cosine, base=base, score=base)
+        gains[item.id] = max(gains.get(item.id, 0.0), weights.links * pool[of].score)
+    for item_id, gain in gains.items():
+        pool[item_id].score += gain
+        pool[item_id].sources.add("link")
 
 
 def session_scores(pool: dict[str, Candidate[T]], weights: Weights) -> dict[str, float]:

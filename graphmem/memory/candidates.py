@@ -76,6 +76,13 @@ def rows_turns(rows: MemoryRows) -> list[Turn]:
     ]
 
 
+def weighed(rows: MemoryRows, query: F32, dimension: int) -> list[tuple[str, Turn, float]]:
+    """Rows read beside other memories (``anchors``) as (that memory, the row's turn, its
+    best cosine), from the vectors the rows carry."""
+    best = _best(rows, query, dimension, _own(rows, query))
+    return list(zip(rows.anchors, rows_turns(rows), best, strict=True))
+
+
 def _clip(cosine: float) -> float:
     return max(0.0, min(1.0, cosine))
 
@@ -241,7 +248,6 @@ async def from_graph(
         )
         # parsed only when the ranking keeps them; a ChainMap writes only to maps[0]
         read.maps.append(cast(MutableMapping[str, MemoryItem], items))
-        best = _best(rows, scope.query, dimension, _own(rows, scope.query))
-        return list(zip(rows.anchors, rows_turns(rows), best, strict=True))
+        return weighed(rows, scope.query, dimension)
 
     return Sources(vector, texts, near, read)

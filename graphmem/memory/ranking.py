@@ -29,6 +29,7 @@ from ..retrieval import (
     Retriever,
     Weights,
     add_context,
+    add_links,
     add_periods,
     add_speaker,
     fuse,
@@ -37,7 +38,7 @@ from ..retrieval import (
 )
 from ..stores import GraphStore
 from ..stores.models import MemoryRows
-from .candidates import Scope, Sources, TextQuery, from_graph, from_view
+from .candidates import Scope, Sources, TextQuery, from_graph, from_view, weighed
 from .enrichment import discard
 from .inputs import Inputs, RecallQuery
 from .scopecache import ScopeCache
@@ -125,17 +126,43 @@ class Ranker:
             )
             add_periods(pool, q.query, w)
             add_speaker(pool, q.query, w)
-            if w.context > 0 and pool:
-                head = sorted(pool.values(), key=lambda c: c.base, reverse=True)[: w.context_pool]
-                leading = likely_results(pool, w, q.limit + LEADING_SLACK)
-                near = await sources.near([c.item.id for c in head], w.context_window, leading)
-                add_context(pool, near, w)
+            leading = likely_results(pool, w, q.limit + LEADING_SLACK)
+            # the links of the leading few are read while their neighbours are
+            linking = (
+                asyncio.ensure_future(self._linked(tenant, q, leading[: w.link_seeds]))
+                if w.links > 0 and leading
+                else None
+            )
+            try:
+                if w.context > 0 and pool:
+                    head = sorted(pool.values(), key=lambda c: c.base, reverse=True)
+                    near = await sources.near(
+                        [c.item.id for c in head[: w.context_pool]], w.context_window, leading
+                    )
+                    add_context(pool, near, w)
+                if linking is not None:
+                    vector = np.asarray(query_vector, dtype=np.float32)
+                    add_links(pool, weighed(await linking, vector, self.embedder.dimension), w)
+            finally:
+                discard(linking)
             order = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
             ranked = [(c.item, c.score, c.cosine) for c in order]
         if q.types:
             wanted = {t.value for t in q.types}
             ranked = [r for r in ranked if r[0].type in wanted]
         return ranked[: q.limit], query_vector, sources
+
+    async def _linked(self, tenant: str, q: RecallQuery, seeds: list[str]) -> MemoryRows:
+        """Graph expansion (``Weights.links``): the memories of the scope sharing a rare
+        entity with ``seeds``, the ranking's leading few (``retrieval.add_links``)."""
+        return await self.graph.search.linked(
+            tenant,
+            seeds,
+            self.weights.link_max_mentions,
+            session_id=q.session_id,
+            user_id=q.user_id,
+            tiers=[t.value for t in q.tiers],
+        )
 
     async def sources(self, tenant: str, q: RecallQuery) -> tuple[Sources, list[float]]:
         """The candidates fusion combines, from the scope's view or from the graph."""

@@ -175,6 +175,16 @@ class GraphSearch(Protocol):
         tiers: Sequence[str] = ...,
         also: Sequence[str] = ...,
     ) -> tuple[MemoryRows, Mapping[str, MemoryItem]]: ...
+    async def linked(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        max_mentions: int,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        tiers: Sequence[str] = ...,
+    ) -> MemoryRows: ...
     async def scope_rows(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int
     ) -> MemoryRows | None: ...

@@ -10,6 +10,7 @@ import pytest
 from graphmem.models import query_scope_tokens, scope_token, scope_tokens
 from graphmem.retrieval import (
     Weights,
+    add_links,
     add_speaker,
     add_time,
     fuse,
@@ -111,3 +112,28 @@ def test_speaker_adds_its_weight_to_the_named_speakers_memories_only() -> None:
     assert {i: c.base for i, c in untouched.items()} == {
         i: pytest.approx(0.45 * 0.5) for i in "abc"
     }
+
+
+def test_links_lend_a_share_of_the_best_linking_score_and_bring_new_memories_in() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class T:
+        id: str
+        session_id: str = "s"
+        seq: int = 0
+
+    w = Weights(links=0.5)
+    pool = fuse([(T("seed"), 1.0), (T("weak"), 0.4), (T("in"), 0.2)], [], {}, w)
+    pool["seed"].score, pool["weak"].score = 2.0, 1.0
+    before_in = pool["in"].score
+    linked = [
+        ("seed", T("in"), 0.2),  # already a candidate: gains half the seed's score
+        ("weak", T("in"), 0.2),  # a weaker link does not add to the stronger one
+        ("seed", T("new"), 0.6),  # joins on its own cosine, then gains
+        ("gone", T("stray"), 0.9),  # linked from a memory not in the pool: ignored
+    ]
+    add_links(pool, linked, w)
+    assert pool["in"].score == pytest.approx(before_in + 1.0)
+    assert pool["new"].base == pytest.approx(0.45 * 0.6)
+    assert pool["new"].score == pytest.approx(0.45 * 0.6 + 1.0)
+    assert "link" in pool["new"].sources and "stray" not in pool
+    assert pool["seed"].score == 2.0  # lending costs the seed nothing

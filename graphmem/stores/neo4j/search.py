@@ -75,6 +75,11 @@ def memory_rows(record: neo4j.Record) -> MemoryRows:
     )
 
 
+#: an entity mentioned more often than this in a tenant is not followed by the link step
+#: (``memory/linked``): walking a hub's mentions would cost more than any link it gives
+LINK_MAX_DEGREE = 10_000
+
+
 class Neo4jGraphSearch:
     def __init__(self, session: Neo4jSession, fulltext: TenantFulltext) -> None:
         self._session = session
@@ -227,6 +232,33 @@ class Neo4jGraphSearch:
         (record,) = await self._session.run("memory/neighbours", params)
         items = ParsedOnRead(record["items"], lambda m: memory_item(tenant, m))
         return memory_rows(record), items
+
+    async def linked(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        max_mentions: int,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        tiers: Sequence[str] = GRAPH_TIERS,
+    ) -> MemoryRows:
+        """The memories of the scope sharing with one of ``ids`` an entity that at most
+        ``max_mentions`` of the scope's memories mention, ``anchors`` naming the memory
+        each is linked from, with vectors."""
+        (record,) = await self._session.run(
+            "memory/linked",
+            {
+                "tenant": tenant,
+                "ids": list(ids),
+                "maxMentions": max_mentions,
+                "maxDegree": LINK_MAX_DEGREE,
+                "sessionId": session_id,
+                "userId": user_id,
+                "tiers": list(tiers),
+            },
+        )
+        return memory_rows(record)
 
     async def scope_rows(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int

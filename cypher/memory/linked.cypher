@@ -1,0 +1,39 @@
+// Graph expansion, recall's link step (retrieval.add_links): the memories of the search's
+// scope that share an entity with one of $ids (the ranking's best so far), through
+// MENTIONS and one SAME_AS merge either way. Only a rare entity links: one that at most
+// $maxMentions memories of the scope mention, counted inside the scope so that what
+// other users store does not decide it. An entity with more than $maxDegree mentions in
+// the whole tenant is passed over before its mentions are walked: a cost bound (a hub
+// such as the user's own name is never read), not a ranking signal. One row of lists
+// with vectors, `anchors` naming the memory each row is linked from. The label of a
+// chat-formatted memory ("Nadia: ...", at offset 0 of a memory with a speaker) says who
+// spoke, not what about: it links nothing.
+UNWIND $ids AS id
+MATCH (s:Memory {tenant: $tenant, id: id})-[r:MENTIONS]->(:Entity)-[:SAME_AS*0..1]-(e:Entity)
+WHERE s.speaker IS NULL OR r.start > 0
+WITH DISTINCT id, e
+WHERE COUNT { (e)<-[:MENTIONS]-() } <= $maxDegree
+CALL (e) {
+  MATCH (m:Memory)-[r:MENTIONS]->(e)
+  WHERE m.tenant = $tenant AND m.tier IN $tiers AND (m.speaker IS NULL OR r.start > 0)
+    AND ($sessionId IS NULL OR m.sessionId = $sessionId)
+    AND ($userId IS NULL OR m.userId = $userId)
+  RETURN collect(m) AS ms
+}
+WITH id, ms
+WHERE size(ms) <= $maxMentions
+UNWIND ms AS m
+WITH DISTINCT id, m
+WHERE m.id <> id
+WITH collect(id) AS anchors, collect(m) AS ms
+RETURN anchors,
+       [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
+               toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +
+               coalesce(m.tier, '') + '\t' +
+               toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
+                             THEN m.createdAt.epochSeconds ELSE 0 END) + '\t' +
+               coalesce(m.speaker, '')] AS meta,
+       [m IN ms | m.vectorBytes] AS vectors,
+       [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
+         AS embeddings,
+       [m IN ms | m.sentenceVectors] AS sentences

@@ -1,0 +1,72 @@
+"""Graph expansion (``Weights.links``): a question whose answer is split over two
+memories that share a name but not the question's words. BM25 and the vector find the
+first; the entity both mention (extracted by spaCy when they spill) leads to the second."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from graphmem.memory import Memory, RecallQuery
+from graphmem.retrieval import Weights
+from tests.conftest import new_tenant
+
+SISTER = "Nadia: My sister works at Google now."
+MOVE = "Nadia: Google moved the whole team to Zurich in June."
+# closer to the question than the answer is, by its words or its topic, and everyday
+# chatter; each labelled with the speaker, which spaCy tags as an entity (the link step
+# passes over a label)
+OTHERS = [
+    "Nadia: I want to find a job I love.",
+    "Nadia: The new job at the bakery starts in May.",
+    "Nadia: The city council met on Tuesday about the new park.",
+    "Nadia: I baked bread this morning.",
+    "Nadia: The cat sleeps all day.",
+    "Nadia: We watched a movie last night.",
+    "Nadia: It rained all weekend.",
+    "Nadia: I need new running shoes.",
+    "Nadia: Dinner was pasta tonight.",
+]
+QUESTION = "In which city does Nadia's sister work now?"
+
+
+async def ranked(service: Memory, tenant: str, weights: Weights) -> list[str]:
+    service.ranker.weights = weights
+    hits = await service.recall.search(tenant, RecallQuery(query=QUESTION, user_id="u", limit=3))
+    return [h.item.content for h in hits]
+
+
+@pytest.fixture
+async def stored(service: Memory) -> str:
+    tenant = new_tenant()
+    texts = [SISTER, *OTHERS, MOVE]
+    # one session each: no neighbouring turn or session score carries the answer
+    for n, text in enumerate(texts):
+        await service.ingest.add_many(
+            tenant, [{"session_id": f"s{n}", "user_id": "u", "content": text}]
+        )
+        await service.spills.spill(tenant, f"s{n}", count=1)
+    return tenant
+
+
+async def test_an_entity_link_answers_what_bm25_and_the_vector_miss(
+    service: Memory, stored: str
+) -> None:
+    alone = await ranked(service, stored, dataclasses.replace(Weights(), links=0.0))
+    assert SISTER in alone and MOVE not in alone
+    expanded = await ranked(service, stored, Weights())
+    assert SISTER in expanded and MOVE in expanded
+
+
+async def test_links_stay_inside_the_scope(service: Memory, stored: str) -> None:
+    # another user of the tenant mentions the same company: never linked into u's results
+    await service.ingest.add_many(
+        stored,
+        [{"session_id": "other", "user_id": "v", "content": "Vera: Google hired me today."}],
+    )
+    await service.spills.spill(stored, "other", count=1)
+    expanded = await ranked(service, stored, Weights())
+    assert all(not text.startswith("Vera") for text in expanded)
+    rows = await service.graph.search.linked(stored, ["nothing-here"], 10, user_id="u")
+    assert rows.ids == []

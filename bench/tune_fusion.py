@@ -5,7 +5,10 @@ candidates once (vector top 100, BM25 top 100, entity overlap, the neighbouring 
 all of them), then scores each weight combination offline with the same ``fuse`` and
 ``add_context`` functions recall uses. Prints the best combinations; nothing here is
 specific to these conversations, and the chosen weights are checked on held-out data by
-the project's reviewers.
+the project's reviewers. The link step (``Weights.links``) is left out (off here): its
+seeds depend on the other weights and its links are a graph read, so its weight was
+chosen by live ``bench/locomo.py`` runs, each conversation's figures side by side
+(docs/recall.md, "Links").
 
     .venv/bin/python -m bench.tune_fusion [--quick]
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import itertools
 import json
 import pickle
@@ -133,6 +137,9 @@ async def main() -> None:
     search(cases)
 
 
+#: recall's defaults as this grid sees them (without the link step)
+DEFAULTS = dataclasses.replace(Weights(), links=0.0)
+
 GRID = list(
     itertools.product(
         [0.45, 0.55, 0.65],
@@ -150,6 +157,7 @@ def weights(
 ) -> Weights:
     # text and vector weights sum to 1 (only their ratio matters beside the others)
     return Weights(
+        links=0.0,
         text=text,
         vector=round(1 - text, 2),
         context=ctx,
@@ -179,7 +187,7 @@ def search(cases: list[Any]) -> None:
             f"context {w.context} pool {w.context_pool} window {w.context_window} "
             f"decay {w.context_decay} session {w.session} time {w.time} speaker {w.speaker}"
         )
-    default = Weights()
+    default = DEFAULTS
     for overall, multi, w in scored:
         if w == default:
             print(f"current defaults: R@10 {overall:.3f}  multi-hop {multi:.3f}")
@@ -198,7 +206,7 @@ def cross_validate(cases: list[Any]) -> None:
         best = max((weights(*g) for g in GRID), key=lambda w: score(tune, w)[0])
         tuned_on, _ = score(tune, best)
         held, held_multi = score(test, best)
-        default, default_multi = score(test, Weights())
+        default, default_multi = score(test, DEFAULTS)
         print(
             f"fold: tuned without {held_out} (R@10 {tuned_on:.3f} there), on {held_out}: "
             f"R@10 {held:.3f} multi-hop {held_multi:.3f}  (defaults: {default:.3f} / "

@@ -274,7 +274,8 @@ the scope") and ranks the user's memories exactly, so other users' text cannot m
 
 def table(results: dict[str, Any]) -> str:
     names = {
-        "hybrid": "graphmem hybrid (BM25 + vector with best sentence + adjacent turns + session)",
+        "hybrid": "graphmem hybrid (BM25 + vector with best sentence + time + speaker "
+        "+ adjacent turns + session + entity links)",
         "fulltext": "BM25 only (Neo4j fulltext)",
         "vector": "vector only (MiniLM int8, each memory's mean sentence vector)",
     }
@@ -348,7 +349,8 @@ kept) and indexes the mean, which is why it beats the whole-turn reference. What
 hybrid recall, measured on cached candidates with `bench/tune_fusion.py`: sentence
 vectors (+0.03 to +0.04 R@10), the session prior (+0.05 to +0.09), the adjacent-turn context
 (+0.08); what did not: windows of two or three turns, contextual (previous-turn)
-embeddings, pseudo-relevance feedback on the query vector, a speaker-name boost,
+embeddings, pseudo-relevance feedback on the query vector, a boost for memories that
+mention the speaker's name,
 min-max or z-score normalisation, and an unweighted entity-overlap component. Each run
 stores the conversations under a tenant of its own, and each tenant has a fulltext index
 of its own, so BM25's term statistics are the run's: what else the database holds does

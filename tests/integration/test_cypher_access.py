@@ -10,7 +10,7 @@ import logging
 from types import SimpleNamespace
 from typing import Any
 
-from neo4j import AsyncGraphDatabase, RoutingControl
+from neo4j import READ_ACCESS, AsyncGraphDatabase, RoutingControl
 
 from graphmem.cypher import library
 from graphmem.stores.neo4j.session import Neo4jSession
@@ -40,7 +40,10 @@ async def test_the_library_classifies_every_statement_as_neo4j_plans_it(stack: S
 
 
 class Recording:
-    """A driver that records how each statement was routed."""
+    """A driver that records how each statement was routed: writes through
+    ``execute_query``, reads through an auto-commit session's access mode."""
+
+    execute_query_bookmark_manager = None
 
     def __init__(self) -> None:
         self.routed: dict[str, RoutingControl] = {}
@@ -48,6 +51,33 @@ class Recording:
     async def execute_query(self, query: str, params: Any, **options: Any) -> Any:
         self.routed[query] = options["routing_"]
         return SimpleNamespace(records=[])
+
+    def session(self, **options: Any) -> RecordingSession:
+        return RecordingSession(self, options["default_access_mode"])
+
+
+class RecordingSession:
+    def __init__(self, driver: Recording, mode: str) -> None:
+        self.driver, self.mode = driver, mode
+
+    async def __aenter__(self) -> RecordingSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def run(self, query: str, params: Any) -> Any:
+        routed = RoutingControl.READ if self.mode == READ_ACCESS else RoutingControl.WRITE
+        self.driver.routed[query] = routed
+        return Empty()
+
+
+class Empty:
+    def __aiter__(self) -> Empty:
+        return self
+
+    async def __anext__(self) -> Any:
+        raise StopAsyncIteration
 
 
 async def test_the_session_routes_each_statement_by_what_it_does() -> None:

@@ -76,8 +76,8 @@ class Weights:
     candidates: int = 100
     #: vector candidates of a search answered by the graph (no view of its scope in
     #: memory): a probe's cost grows with them (HNSW's k, and every hit's sentence
-    #: vectors on the wire), and LoCoMo's recall is the same at 30 as at 100
-    graph_vector_candidates: int = 30
+    #: vectors on the wire), and LoCoMo's recall is the same at 20 as at 100
+    graph_vector_candidates: int = 20
     #: how many of the best fused candidates look at their neighbouring turns
     context_pool: int = 20
     #: how many turns on each side count as neighbours, and how much a turn two away

@@ -20,6 +20,17 @@ from graphmem.retrieval import (
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class T:
+    """A turn as fusion sees it."""
+
+    id: str
+    speaker: str = ""
+    session_id: str = "s"
+    seq: int = 0
+    created: int = 0
+
+
 def test_scope_tokens_name_tenant_session_and_user_apart() -> None:
     both = scope_tokens("acme", "s1", "u1").split()
     assert both[0] == scope_token("acme")
@@ -67,12 +78,6 @@ def test_memories_in_a_period_the_query_names_are_found_against_the_latest_date(
 
 
 def test_time_adds_its_weight_to_the_base_score_of_memories_in_the_period() -> None:
-    @dataclasses.dataclass(frozen=True)
-    class T:
-        id: str
-        session_id: str = "s"
-        seq: int = 0
-
     w = Weights(time=0.2)
     pool = fuse([(T("a"), 0.5), (T("b"), 0.5)], [], {}, w)
     add_time(pool, {"b", "not-a-candidate"}, w)
@@ -92,14 +97,6 @@ def test_the_one_speaker_a_question_names_is_found_by_every_word() -> None:
 
 
 def test_speaker_adds_its_weight_to_the_named_speakers_memories_only() -> None:
-    @dataclasses.dataclass(frozen=True)
-    class T:
-        id: str
-        speaker: str
-        session_id: str = "s"
-        seq: int = 0
-        created: int = 0
-
     w = Weights(speaker=0.15)
     hits = [(T("a", "alice"), 0.5), (T("b", "bob"), 0.5), (T("c", ""), 0.5)]
     pool = fuse(hits, [], {}, w)
@@ -115,12 +112,6 @@ def test_speaker_adds_its_weight_to_the_named_speakers_memories_only() -> None:
 
 
 def test_links_lend_a_share_of_the_best_linking_score_and_bring_new_memories_in() -> None:
-    @dataclasses.dataclass(frozen=True)
-    class T:
-        id: str
-        session_id: str = "s"
-        seq: int = 0
-
     w = Weights(links=0.5)
     pool = fuse([(T("seed"), 1.0), (T("weak"), 0.4), (T("in"), 0.2)], [], {}, w)
     pool["seed"].score, pool["weak"].score = 2.0, 1.0

@@ -2,8 +2,8 @@
 
 Ingests the dev conversations like ``bench/locomo.py``, fetches every question's raw
 candidates once (vector top 100, BM25 top 100, entity overlap, the neighbouring turns of
-all of them), then scores each weight combination offline with the same ``fuse`` and
-``add_context`` functions recall uses. Prints the best combinations; nothing here is
+all of them), then scores each weight combination offline with the same ``base_scores``
+and ``add_context`` functions recall uses. Prints the best combinations; nothing here is
 specific to these conversations, and the chosen weights are checked on held-out data by
 the project's reviewers. The link step (``Weights.links``) is left out (off here): its
 seeds depend on the other weights and its links are a graph read, so its weight was
@@ -30,7 +30,7 @@ import httpx
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.app import create_app
 from graphmem.memory import Memory, RecallQuery
-from graphmem.retrieval import Weights, add_context, add_periods, add_speaker, fuse
+from graphmem.retrieval import Weights, add_context, base_scores
 from graphmem.settings import load_settings
 
 
@@ -74,9 +74,7 @@ def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
 
 
 def rank(raw: dict[str, Any], w: Weights) -> list[str]:
-    pool = fuse(raw["vector"], raw["text"], raw["entity"], w)
-    add_periods(pool, raw.get("query", ""), w)
-    add_speaker(pool, raw.get("query", ""), w)
+    pool = base_scores(raw["vector"], raw["text"], raw["entity"], raw.get("query", ""), w)
     if w.context > 0 and pool:
         head = {
             c.item.id

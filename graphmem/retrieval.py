@@ -203,6 +203,22 @@ def fuse(
     return pool
 
 
+def base_scores(
+    vector_hits: Sequence[tuple[S, float]],
+    text_hits: Sequence[tuple[S, float, float]],
+    entity_hits: dict[str, float],
+    query: str,
+    weights: Weights,
+) -> dict[str, Candidate[S]]:
+    """Every candidate's base score: the retrievers fused (``fuse``), then the periods
+    and the speaker the query names (``add_periods``, ``add_speaker``). What search and
+    the fusion tuner both rank before the context step."""
+    pool = fuse(vector_hits, text_hits, entity_hits, weights)
+    add_periods(pool, query, weights)
+    add_speaker(pool, query, weights)
+    return pool
+
+
 def in_periods(query: str, when: dict[str, int]) -> set[str]:
     """The memories (id: when it happened, epoch seconds; 0 unknown) that happened in a
     period the query names. Relative expressions ("last week", "in June") are resolved

@@ -7,8 +7,8 @@ embedded. With the view, BM25 (with the scope's own statistics), vector candidat
 best-sentence cosines and adjacent turns are numpy over the scope; without it (a scope
 too large to hold, a tenant-wide search of a large tenant, no version store) they come
 from Cypher, BM25 through the tenant's Lucene index beside the embedding. Then fusion
-(with the periods and the speaker the query names, ``retrieval.add_periods`` and
-``add_speaker``), and one read of the results' items, fresh.
+(with the periods and the speaker the query names, ``retrieval.base_scores``), the
+context and link steps, and one read of the results' items, fresh.
 """
 
 from __future__ import annotations
@@ -30,9 +30,7 @@ from ..retrieval import (
     Weights,
     add_context,
     add_links,
-    add_periods,
-    add_speaker,
-    fuse,
+    base_scores,
     likely_results,
     lucene_query,
 )
@@ -118,14 +116,13 @@ class Ranker:
             ranked = [(t, bm25, own) for t, bm25, own, _ in sources.text]
         else:
             entity_hits = await self.entity_hits(tenant, q)
-            pool = fuse(
+            pool = base_scores(
                 [(t, best) for t, _, _, best in sources.vector],
                 [(t, bm25, best) for t, bm25, _, best in sources.text],
                 entity_hits,
+                q.query,
                 w,
             )
-            add_periods(pool, q.query, w)
-            add_speaker(pool, q.query, w)
             leading = likely_results(pool, w, q.limit + LEADING_SLACK)
             # the links of the leading few are read while their neighbours are
             linking = (

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+V = TypeVar("V")
 
 
 class StoreModel(BaseModel):
@@ -275,11 +277,14 @@ class MemoryRows:
 
     def dates(self) -> list[int]:
         """``created``, or 0 (not known) for every row of a read that did not carry it."""
-        return self.created if len(self.created) == len(self.ids) else [0] * len(self.ids)
+        return self._filled(self.created, 0)
 
     def said_by(self) -> list[str]:
         """``speakers``, or "" (not known) for every row of a read that did not carry it."""
-        return self.speakers if len(self.speakers) == len(self.ids) else [""] * len(self.ids)
+        return self._filled(self.speakers, "")
+
+    def _filled(self, column: list[V], blank: V) -> list[V]:
+        return column if len(column) == len(self.ids) else [blank] * len(self.ids)
 
     @classmethod
     def joined(cls, parts: Sequence[MemoryRows]) -> MemoryRows:

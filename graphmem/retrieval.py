@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
@@ -62,6 +62,8 @@ STOPWORDS = frozenset(
     yourselves""".split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
+#: words that make a question ask for an inference (``asks_inference``)
+_INFERENCE = frozenset({"would", "might", "likely", "unlikely", "probably"})
 
 
 class Retriever(StrEnum):
@@ -104,6 +106,9 @@ class Weights:
     links: float = 0.25
     link_seeds: int = 3
     link_max_mentions: int = 10
+    #: the text weight for a question asking for an inference ("would she enjoy
+    #: Vivaldi?", ``asks_inference``); the vector weight takes the rest
+    inference_text: float = 0.05
 
 
 def terms(text: str) -> list[str]:
@@ -113,6 +118,24 @@ def terms(text: str) -> list[str]:
         if token not in STOPWORDS:
             seen.setdefault(token, None)
     return list(seen)
+
+
+def asks_inference(query: str) -> bool:
+    """Whether a question asks what someone would or might do, or is likely to: an
+    inference from what they said ("Would Melanie enjoy Vivaldi?", answered by "I love
+    classical music"), rather than a fact they stated."""
+    return not _INFERENCE.isdisjoint(_TOKEN.findall(query.lower()))
+
+
+def query_weights(query: str, weights: Weights) -> Weights:
+    """``weights`` as a question's form asks: an inference question ranks by meaning,
+    its words only breaking ties (``inference_text``). What it asks to infer ("political
+    leaning", "a national park or a theme park") is rarely in the evidence, so BM25's
+    matches on those words are noise ("leaning" stems to "lean on")."""
+    if weights.inference_text >= weights.text or not asks_inference(query):
+        return weights
+    shift = weights.text - weights.inference_text
+    return replace(weights, text=weights.inference_text, vector=weights.vector + shift)
 
 
 def lucene_query(text: str, scope: str) -> str | None:

@@ -33,6 +33,7 @@ from ..retrieval import (
     base_scores,
     likely_results,
     lucene_query,
+    query_weights,
 )
 from ..stores import GraphStore
 from ..stores.models import MemoryRows
@@ -108,7 +109,7 @@ class Ranker:
 
     async def _order(self, tenant: str, q: RecallQuery) -> tuple[Ordered, list[float], Sources]:
         sources, query_vector = await self.sources(tenant, q)
-        w = self.weights
+        w = query_weights(q.query, self.weights)
         ranked: list[tuple[Turn, float, float]]
         if q.retriever is Retriever.VECTOR:
             ranked = [(t, own, own) for t, _, own, _ in sources.vector]

@@ -13,10 +13,12 @@ from graphmem.retrieval import (
     add_links,
     add_speaker,
     add_time,
+    asks_inference,
     fuse,
     in_periods,
     lucene_query,
     named_speaker,
+    query_weights,
 )
 
 
@@ -128,3 +130,31 @@ def test_links_lend_a_share_of_the_best_linking_score_and_bring_new_memories_in(
     assert pool["new"].score == pytest.approx(0.45 * 0.6 + 1.0)
     assert "link" in pool["new"].sources and "stray" not in pool
     assert pool["seed"].score == 2.0  # lending costs the seed nothing
+
+
+def test_a_question_asking_for_an_inference_is_told_from_one_asking_for_a_fact() -> None:
+    assert asks_inference("Would Melanie likely enjoy the song by Vivaldi?")
+    assert asks_inference("What would Caroline's political leaning be?")
+    assert asks_inference("What personality traits might Melanie say Caroline has?")
+    assert asks_inference("Is Jon probably moving to Berlin?")
+    assert not asks_inference("What did Melanie paint last week?")
+    assert not asks_inference("When did Caroline go to the LGBTQ support group?")
+    assert not asks_inference("What did Jon say about the likelihood of rain?")  # words
+
+
+def test_an_inference_question_ranks_by_meaning_with_words_breaking_ties() -> None:
+    w = Weights(text=0.55, vector=0.45, inference_text=0.05)
+    asked = query_weights("Would she enjoy Vivaldi?", w)
+    assert (asked.text, asked.vector) == pytest.approx((0.05, 0.95))
+    assert dataclasses.replace(asked, text=w.text, vector=w.vector) == w  # nothing else
+    assert query_weights("What did she play?", w) is w
+    assert query_weights("Would she?", Weights(inference_text=0.55)).text == 0.55  # off
+    # a memory matching the inference's words loses to one close in meaning
+    words = T("words")  # "I lean on my friends": BM25 matches "leaning"
+    meaning = T("meaning")  # "I joined the church choir": no shared word
+    vector_hits = [(words, 0.2), (meaning, 0.6)]
+    text_hits = [(words, 4.0, 0.2)]
+    plain = fuse(vector_hits, text_hits, {}, w)
+    assert plain["words"].base > plain["meaning"].base
+    inferred = fuse(vector_hits, text_hits, {}, asked)
+    assert inferred["meaning"].base > inferred["words"].base

@@ -61,10 +61,10 @@ from .stores.redis.working import RedisWorkingStore
 
 
 @lru_cache(maxsize=4)
-def shared_embedder(name: str, threads: int) -> Embedder:
+def shared_embedder(name: str, threads: int, *, arena: bool = True) -> Embedder:
     """One embedder per process and configuration: a model session holds ~100 MB and is
     safe to call from several threads, so services built from settings share it."""
-    return make_embedder(name, threads)
+    return make_embedder(name, threads, arena=arena)
 
 
 class MemoryBuilder:
@@ -274,8 +274,9 @@ class MemoryBuilder:
         return service
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> MemoryBuilder:
-        """A builder wired to the services the settings point at."""
+    def from_settings(cls, settings: Settings, *, enriches: bool = False) -> MemoryBuilder:
+        """A builder wired to the services the settings point at; ``enriches``: for a
+        process whose work is enrichment (``graphmem worker``), which embeds in batches."""
         hot = RedisHotTier.connect(
             settings.resolved_redis_url,
             settings.memory.session_ttl_seconds,
@@ -298,10 +299,14 @@ class MemoryBuilder:
             if settings.entities_enabled
             else None
         )
-        embedder = shared_embedder(settings.embedder, settings.embed_threads)
+        embedder = shared_embedder(
+            settings.embedder,
+            settings.embed_threads,
+            arena=settings.embed_arena(batches=enriches or not settings.write_behind),
+        )
         threads = settings.query_embed_threads
         query_embedder = (
-            shared_embedder(settings.embedder, threads)
+            shared_embedder(settings.embedder, threads, arena=settings.embed_arena(batches=False))
             if settings.embedder == "minilm-int8" and threads and threads != settings.embed_threads
             else None
         )

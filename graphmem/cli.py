@@ -170,7 +170,7 @@ async def _worker(settings: Settings, drain: bool, parked: bool = False) -> int:
     if not settings.write_behind:
         print("graphmem: write-behind is off (GRAPHMEM_WRITE_BEHIND=false)", file=sys.stderr)
         return 2
-    service = MemoryBuilder.from_settings(settings).build()
+    service = MemoryBuilder.from_settings(settings, enriches=True).build()
     assert service.worker is not None
     service.worker.reclaim_idle_seconds = settings.enrich_reclaim_seconds
     try:

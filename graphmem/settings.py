@@ -320,6 +320,11 @@ class Settings(BaseSettings):
     #: machine two threads wait for each other (p50 8 against 14 ms measured under load);
     #: the second session costs about 90 MB
     query_embed_threads: int = Field(1, ge=0, le=64)
+    #: onnxruntime's memory arena (int8 embedder): "auto" keeps it where batches are
+    #: embedded all day (the enrichment workers; the API when write-behind is off) and
+    #: turns it off where texts come a few at a time (queries, the API), since it never
+    #: gives memory back (docs/operations.md, "Enrichment")
+    embedder_arena: Literal["auto", "on", "off"] = "auto"
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True
     #: write every added memory behind into the graph through the enrichment queue, so
@@ -384,6 +389,11 @@ class Settings(BaseSettings):
     @property
     def resolved_neo4j_uri(self) -> str:
         return self.neo4j_uri or f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+
+    def embed_arena(self, *, batches: bool) -> bool:
+        """Whether an embedder session keeps onnxruntime's arena (``embedder_arena``):
+        ``batches`` for the session that embeds a process's enrichment."""
+        return self.embedder_arena == "on" or (self.embedder_arena == "auto" and batches)
 
     @property
     def uses_shared_bookmarks(self) -> bool:

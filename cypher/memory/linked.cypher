@@ -6,16 +6,18 @@
 // the whole tenant is passed over before its mentions are walked: a cost bound (a hub
 // such as the user's own name is never read), not a ranking signal. One row of lists
 // with vectors, `anchors` naming the memory each row is linked from. The label of a
-// chat-formatted memory ("Nadia: ...", at offset 0 of a memory with a speaker) says who
-// spoke, not what about: it links nothing.
+// chat-formatted memory ("Nadia: ...") says who spoke, not what about: it links nothing.
+// A mention that starts within the speaker's length of the text's start is the label (or
+// part of it), after any leading whitespace up to that length; any other mention starts
+// after the label and its colon.
 UNWIND $ids AS id
 MATCH (s:Memory {tenant: $tenant, id: id})-[r:MENTIONS]->(:Entity)-[:SAME_AS*0..1]-(e:Entity)
-WHERE s.speaker IS NULL OR r.start > 0
+WHERE s.speaker IS NULL OR r.start > size(s.speaker)
 WITH DISTINCT id, e
 WHERE COUNT { (e)<-[:MENTIONS]-() } <= $maxDegree
 CALL (e) {
   MATCH (m:Memory)-[r:MENTIONS]->(e)
-  WHERE m.tenant = $tenant AND m.tier IN $tiers AND (m.speaker IS NULL OR r.start > 0)
+  WHERE m.tenant = $tenant AND m.tier IN $tiers AND (m.speaker IS NULL OR r.start > size(m.speaker))
     AND ($sessionId IS NULL OR m.sessionId = $sessionId)
     AND ($userId IS NULL OR m.userId = $userId)
   RETURN collect(m) AS ms

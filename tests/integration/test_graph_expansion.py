@@ -10,7 +10,7 @@ import pytest
 
 from graphmem.memory import Memory, RecallQuery
 from graphmem.retrieval import Weights
-from tests.conftest import new_tenant
+from tests.conftest import Stack, new_tenant, run_cypher
 
 SISTER = "Nadia: My sister works at Google now."
 MOVE = "Nadia: Google moved the whole team to Zurich in June."
@@ -69,4 +69,29 @@ async def test_links_stay_inside_the_scope(service: Memory, stored: str) -> None
     expanded = await ranked(service, stored, Weights())
     assert all(not text.startswith("Vera") for text in expanded)
     rows = await service.graph.search.linked(stored, ["nothing-here"], 10, user_id="u")
+    assert rows.ids == []
+
+
+
+async def test_a_label_links_nothing_even_after_leading_whitespace(
+    service: Memory, stack: Stack
+) -> None:
+    tenant = new_tenant()
+    texts = ["  Nadia: My sister works at Google now.", "\tNadia: I baked bread.", "Nadia: Hi."]
+    ids = []
+    for n, text in enumerate(texts):
+        (item,) = await service.ingest.add_many(
+            tenant, [{"session_id": f"s{n}", "user_id": "u", "content": text}]
+        )
+        ids.append(item.id)
+        await service.spills.spill(tenant, f"s{n}", count=1)
+    labels = await run_cypher(
+        stack,
+        "MATCH (m:Memory {tenant: $t})-[r:MENTIONS]->(e:Entity) WHERE r.surface = 'Nadia' "
+        "RETURN m.id AS id, r.start AS start",
+        t=tenant,
+    )
+    # spaCy tags the labels, after the whitespace: the statement has to pass them over
+    assert {(r["id"], r["start"]) for r in labels} >= {(ids[0], 2), (ids[1], 1)}
+    rows = await service.graph.search.linked(tenant, [ids[0]], 10, user_id="u")
     assert rows.ids == []

@@ -72,7 +72,6 @@ async def test_links_stay_inside_the_scope(service: Memory, stored: str) -> None
     assert rows.ids == []
 
 
-
 async def test_a_label_links_nothing_even_after_leading_whitespace(
     service: Memory, stack: Stack
 ) -> None:

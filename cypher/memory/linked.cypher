@@ -4,8 +4,9 @@
 // $maxMentions memories of the scope mention, counted inside the scope so that what
 // other users store does not decide it. An entity with more than $maxDegree mentions in
 // the whole tenant is passed over before its mentions are walked: a cost bound (a hub
-// such as the user's own name is never read), not a ranking signal. One row of lists
-// with vectors, `anchors` naming the memory each row is linked from. The label of a
+// such as the user's own name is never read), not a ranking signal. One row of lists,
+// `anchors` naming the memory each row is linked from; with $vectors, each row's vectors
+// (a search whose scope is in memory has them already). The label of a
 // chat-formatted memory ("Nadia: ...") says who spoke, not what about: it links nothing.
 // A mention that starts within the speaker's length of the text's start is the label (or
 // part of it), after any leading whitespace up to that length; any other mention starts
@@ -35,7 +36,7 @@ RETURN anchors,
                toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
                              THEN m.createdAt.epochSeconds ELSE 0 END) + '\t' +
                coalesce(m.speaker, '')] AS meta,
-       [m IN ms | m.vectorBytes] AS vectors,
-       [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
-         AS embeddings,
-       [m IN ms | m.sentenceVectors] AS sentences
+       CASE WHEN $vectors THEN [m IN ms | m.vectorBytes] ELSE [] END AS vectors,
+       [m IN ms WHERE $vectors AND m.vectorBytes IS NULL AND m.embedding IS NOT NULL |
+         [m.id, m.embedding]] AS embeddings,
+       CASE WHEN $vectors THEN [m IN ms | m.sentenceVectors] ELSE [] END AS sentences

@@ -33,6 +33,16 @@ class Near(Protocol):
     ) -> Awaitable[list[tuple[str, Turn, float]]]: ...
 
 
+class Linked(Protocol):
+    """The memories of the scope sharing a rare entity (at most ``max_mentions`` of the
+    scope's memories mention it) with one of ``seeds``, as (seed, linked turn, its best
+    cosine): the link step's second hop (``retrieval.add_links``)."""
+
+    def __call__(
+        self, seeds: Sequence[str], max_mentions: int
+    ) -> Awaitable[list[tuple[str, Turn, float]]]: ...
+
+
 Hit = tuple[Turn, float, float, float]  # memory, retriever score, own cosine, best cosine
 
 
@@ -55,6 +65,7 @@ class Sources:
     #: BM25 hits best first; retriever score BM25
     text: list[Hit]
     near: Near
+    linked: Linked
     #: memories ``near`` has read as items on its way (from the graph), by id: a search
     #: need not read these again
     items: Mapping[str, MemoryItem] = field(default_factory=dict)
@@ -97,11 +108,16 @@ class TextQuery:
 
 
 def from_view(
-    view: ScopeView, scope: Scope, text: MemoryRows | TextQuery | None, k: int
+    view: ScopeView,
+    scope: Scope,
+    text: MemoryRows | TextQuery | None,
+    k: int,
+    graph: GraphSearch,
 ) -> Sources:
     """Vector hits ranked over the whole scope in numpy; BM25 hits computed here with the
     scope's own statistics (``TextQuery``), or Lucene's (``MemoryRows``) given their
-    cosines from the view. CPU only, about a millisecond for a user's thousand memories."""
+    cosines from the view. CPU only, about a millisecond for a user's thousand memories;
+    the links alone are read from the graph, without the vectors the view holds."""
     own = view.cosines(scope.query)
     shown = view.mask(scope.tiers, scope.types, scope.user_id)
     nearest = [int(i) for i in view.nearest(own, shown, k)] if k > 0 else []
@@ -143,7 +159,28 @@ def from_view(
             for (item_id, other), score in zip(pairs, scores, strict=True)
         ]
 
-    return Sources(vector, texts, near)
+    async def linked(seeds: Sequence[str], max_mentions: int) -> list[tuple[str, Turn, float]]:
+        if not seeds:
+            return []
+        rows = await graph.linked(
+            scope.tenant,
+            seeds,
+            max_mentions,
+            session_id=scope.session_id,
+            user_id=scope.user_id,
+            tiers=scope.tiers,
+            vectors=False,
+        )
+        at = view.rows_of(rows.ids)
+        known = [r for r in at if r is not None]
+        best = dict(zip(known, view.best(known, own, scope.query).tolist(), strict=True))
+        # a memory written after the view's version was read has no vector here yet
+        return [
+            (seed, turn, 0.0 if row is None else best[row])
+            for seed, turn, row in zip(rows.anchors, rows_turns(rows), at, strict=True)
+        ]
+
+    return Sources(vector, texts, near, linked)
 
 
 # --- from the graph ---------------------------------------------------------------------
@@ -250,4 +287,17 @@ async def from_graph(
         read.maps.append(cast(MutableMapping[str, MemoryItem], items))
         return weighed(rows, scope.query, dimension)
 
-    return Sources(vector, texts, near, read)
+    async def linked(seeds: Sequence[str], max_mentions: int) -> list[tuple[str, Turn, float]]:
+        if not seeds:
+            return []
+        rows = await graph.linked(
+            scope.tenant,
+            seeds,
+            max_mentions,
+            session_id=scope.session_id,
+            user_id=scope.user_id,
+            tiers=scope.tiers,
+        )
+        return weighed(rows, scope.query, dimension)
+
+    return Sources(vector, texts, near, linked, read)

@@ -37,7 +37,7 @@ from ..retrieval import (
 )
 from ..stores import GraphStore
 from ..stores.models import MemoryRows
-from .candidates import Scope, Sources, TextQuery, from_graph, from_view, weighed
+from .candidates import Scope, Sources, TextQuery, from_graph, from_view
 from .enrichment import discard
 from .inputs import Inputs, RecallQuery
 from .scopecache import ScopeCache
@@ -127,7 +127,7 @@ class Ranker:
             leading = likely_results(pool, w, q.limit + LEADING_SLACK)
             # the links of the leading few are read while their neighbours are
             linking = (
-                asyncio.ensure_future(self._linked(tenant, q, leading[: w.link_seeds]))
+                asyncio.ensure_future(sources.linked(leading[: w.link_seeds], w.link_max_mentions))
                 if w.links > 0 and leading
                 else None
             )
@@ -139,8 +139,7 @@ class Ranker:
                     )
                     add_context(pool, near, w)
                 if linking is not None:
-                    vector = np.asarray(query_vector, dtype=np.float32)
-                    add_links(pool, weighed(await linking, vector, self.embedder.dimension), w)
+                    add_links(pool, await linking, w)
             finally:
                 discard(linking)
             order = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
@@ -149,18 +148,6 @@ class Ranker:
             wanted = {t.value for t in q.types}
             ranked = [r for r in ranked if r[0].type in wanted]
         return ranked[: q.limit], query_vector, sources
-
-    async def _linked(self, tenant: str, q: RecallQuery, seeds: list[str]) -> MemoryRows:
-        """Graph expansion (``Weights.links``): the memories of the scope sharing a rare
-        entity with ``seeds``, the ranking's leading few (``retrieval.add_links``)."""
-        return await self.graph.search.linked(
-            tenant,
-            seeds,
-            self.weights.link_max_mentions,
-            session_id=q.session_id,
-            user_id=q.user_id,
-            tiers=[t.value for t in q.tiers],
-        )
 
     async def sources(self, tenant: str, q: RecallQuery) -> tuple[Sources, list[float]]:
         """The candidates fusion combines, from the scope's view or from the graph."""
@@ -249,9 +236,9 @@ class Ranker:
             discard(text_task)
             discard(size_task)
         if len(view) > 4000:  # numpy over a large scope: off the event loop
-            sources = await asyncio.to_thread(from_view, view, scope, text, k)
+            sources = await asyncio.to_thread(from_view, view, scope, text, k, self.graph.search)
         else:
-            sources = from_view(view, scope, text, k)
+            sources = from_view(view, scope, text, k, self.graph.search)
         return sources, query_vector
 
     async def items(

@@ -184,6 +184,7 @@ class GraphSearch(Protocol):
         session_id: str | None = None,
         user_id: str | None = None,
         tiers: Sequence[str] = ...,
+        vectors: bool = True,
     ) -> MemoryRows: ...
     async def scope_rows(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from graphmem.memory import Memory, RecallQuery
+from graphmem.memory.candidates import Scope, from_graph, from_view
 from graphmem.retrieval import Weights
+from graphmem.stores.neo4j.search import GRAPH_TIERS
 from tests.conftest import Stack, new_tenant, run_cypher
 
 SISTER = "Nadia: My sister works at Google now."
@@ -94,3 +97,23 @@ async def test_a_label_links_nothing_even_after_leading_whitespace(
     assert {(r["id"], r["start"]) for r in labels} >= {(ids[0], 2), (ids[1], 1)}
     rows = await service.graph.search.linked(tenant, [ids[0]], 10, user_id="u")
     assert rows.ids == []
+
+
+async def test_a_view_links_what_the_graph_links(service: Memory, stored: str) -> None:
+    # a search served from the scope's view reads the links without their vectors and
+    # weighs them with its own; one served by the graph reads them with vectors
+    hits = await service.recall.search(stored, RecallQuery(query=SISTER, user_id="u", limit=1))
+    seed = hits[0].item.id
+    view = await service.ranker.cache.view(stored, None, "u")
+    assert view is not None
+    query = np.asarray(await service.ranker.query_vectors(QUESTION), dtype=np.float32)
+    scope = Scope(stored, None, "u", list(GRAPH_TIERS), None, query)
+    dimension = service.embedder.dimension
+    viewed = await from_view(view, scope, None, 0, service.graph.search).linked([seed], 10)
+    graphed = await (
+        await from_graph(service.graph.search, scope, None, 0, dimension, None)
+    ).linked([seed], 10)
+    assert [(s, t.id) for s, t, _ in viewed] == [(s, t.id) for s, t, _ in graphed]
+    assert [c for _, _, c in viewed] == pytest.approx([c for _, _, c in graphed], abs=1e-3)
+    linked = await service.graph.get(stored, [t.id for _, t, _ in viewed])
+    assert MOVE in {item.content for item in linked}

@@ -242,10 +242,11 @@ class Neo4jGraphSearch:
         session_id: str | None = None,
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
+        vectors: bool = True,
     ) -> MemoryRows:
         """The memories of the scope sharing with one of ``ids`` an entity that at most
         ``max_mentions`` of the scope's memories mention, ``anchors`` naming the memory
-        each is linked from, with vectors."""
+        each is linked from, with vectors when ``vectors``."""
         (record,) = await self._session.run(
             "memory/linked",
             {
@@ -256,6 +257,7 @@ class Neo4jGraphSearch:
                 "sessionId": session_id,
                 "userId": user_id,
                 "tiers": list(tiers),
+                "vectors": vectors,
             },
         )
         return memory_rows(record)

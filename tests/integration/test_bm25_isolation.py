@@ -9,7 +9,7 @@ import asyncio
 from graphmem.api.app import create_app
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import tenant_fulltext
+from graphmem.models import analysis, tenant_fulltext
 from graphmem.retrieval import Retriever
 from graphmem.stores.neo4j.fulltext import MIGRATION
 from tests.conftest import Stack, new_tenant, run_cypher, running
@@ -157,6 +157,22 @@ async def test_memories_analysed_by_no_version_are_found_and_a_backfill_analyses
     service.ranker.cache.clear()
     after = await fulltext_scores(service, tenant, "lighthouse keeper")
     assert [c for c, _ in after] == [c for c, _ in found]
+
+
+async def test_the_backfill_pages_through_a_tenant_batch_after_batch(
+    service: Memory, stack: Stack
+) -> None:
+    tenant = new_tenant()
+    await store(service, tenant, [f"entry {n} of the harbour log" for n in range(7)])
+    await run_cypher(
+        stack, "MATCH (m:Memory {tenant: $t}) REMOVE m.termBytes, m.termVersion", t=tenant
+    )
+    # batches of two: the cursor has to carry each batch on from the last
+    assert await service.graph.backfill_terms(analysis, lexical.VERSION, batch=2) >= 7
+    rows = await run_cypher(
+        stack, "MATCH (m:Memory {tenant: $t}) RETURN m.termVersion AS v", t=tenant
+    )
+    assert [r["v"] for r in rows] == [lexical.VERSION] * 7
 
 
 async def test_the_api_analyses_older_memories_in_the_background_after_start(

@@ -16,10 +16,10 @@ TENANTLESS = {
     "admin/await_indexes",
     "admin/change_initial_password",
     "admin/tenants",  # lists tenant ids only, for maintenance to visit each
+    "admin/memory_tenants",  # the same, as the memories say, for the term backfill
     # migration backfill over every tenant; each row names its own tenant
     "admin/scope_tokens_missing",
     "admin/scope_tokens_set",
-    "admin/term_bytes_missing",
     "admin/term_bytes_set",
     "admin/await_index",
     "admin/migration_done",  # markers of one-off migrations, database-wide

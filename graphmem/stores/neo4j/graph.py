@@ -102,13 +102,16 @@ class Neo4jGraphStore(Neo4jSession):
         """Give memories analysed by no or another version of ``enrich/lexical.py`` the
         properties ``analyse`` derives from their content (``models.analysis``)."""
         done = 0
-        params = {"batch": batch, "termVersion": version}
-        while rows := await self.run("admin/term_bytes_missing", params):
-            updates = [
-                {"tenant": r["tenant"], "id": r["id"], **analyse(r["content"] or "")} for r in rows
-            ]
-            await self.run("admin/term_bytes_set", {"rows": updates, "termVersion": version})
-            done += len(updates)
+        for record in await self.run("admin/memory_tenants", {}):
+            tenant, after = record["tenant"], ""
+            params = {"tenant": tenant, "batch": batch, "termVersion": version}
+            while rows := await self.run("admin/term_bytes_missing", params | {"after": after}):
+                updates = [
+                    {"tenant": tenant, "id": r["id"], **analyse(r["content"] or "")} for r in rows
+                ]
+                await self.run("admin/term_bytes_set", {"rows": updates, "termVersion": version})
+                done += len(updates)
+                after = rows[-1]["id"]
         return done
 
     async def index_state(self, names: Sequence[str] = INDEX_NAMES) -> dict[str, dict[str, Any]]:

@@ -186,8 +186,15 @@ class Server:
             if "Traceback" in line or " ERROR" in line or line.startswith("ERROR")
         ]
 
-    def search_cache_mb(self) -> float | None:
-        """What the API process's search cache holds (its ``/metrics``)."""
+    def api_memory(self) -> dict[str, float | None]:
+        """What the API process's search cache holds, and its C heap's live and kept-free
+        bytes (its ``/metrics``), in MB."""
+        wanted = {
+            "graphmem_search_cache_bytes": "search_cache_mb",
+            'graphmem_heap_bytes{state="in_use"}': "heap_in_use_mb",
+            'graphmem_heap_bytes{state="free"}': "heap_free_mb",
+        }
+        found: dict[str, float | None] = dict.fromkeys(wanted.values())
         try:
             text = httpx.get(
                 f"http://127.0.0.1:{self.port}/metrics",
@@ -195,11 +202,12 @@ class Server:
                 timeout=5,
             ).text
         except httpx.HTTPError:
-            return None
+            return found
         for line in text.splitlines():
-            if line.startswith("graphmem_search_cache_bytes "):
-                return round(float(line.split()[1]) / 2**20, 1)
-        return None
+            name, _, value = line.rpartition(" ")
+            if name in wanted:
+                found[wanted[name]] = round(float(value) / 2**20, 1)
+        return found
 
     def resources(self) -> dict[str, float | None]:
         """RSS (the process and any children), descriptors, threads, and the CPU of the
@@ -214,7 +222,7 @@ class Server:
         return {
             "rss_mb": round(sum(p.memory_info().rss for p in procs) / 2**20, 1),
             "api_rss_mb": round(procs[0].memory_info().rss / 2**20, 1),
-            "search_cache_mb": self.search_cache_mb(),
+            **self.api_memory(),
             "fds": sum(p.num_fds() for p in procs),
             "threads": sum(p.num_threads() for p in procs),
             "cpu_percent": round(sum(p.cpu_percent(None) for p in procs), 1),
@@ -664,7 +672,8 @@ async def soak(
         errors = sum(row["errors"].values())
         print(
             f"[{row['t_s']:7.1f}s] RSS {row['rss_mb']:.0f} MB (API {row['api_rss_mb']:.0f}, "
-            f"search cache {row['search_cache_mb']} MB), cpu {row['cpu_percent']:.0f}% "
+            f"search cache {row['search_cache_mb']} MB, heap in use {row['heap_in_use_mb']}, "
+            f"free {row['heap_free_mb']}), cpu {row['cpu_percent']:.0f}% "
             f"(client {row['client_cpu_percent']:.0f}%, all {row['machine_cpu_percent']:.0f}%), "
             f"fds {row['fds']}, acked {row['acked']}, events {sum(row['events'].values())}, "
             f"errors {errors}; p99 ms: {p99}",
@@ -844,6 +853,17 @@ def plot(results: dict[str, Any], path: Path) -> None:
     if all(s.get("search_cache_mb") is not None for s in samples):
         api = [s["api_rss_mb"] - s["search_cache_mb"] for s in samples]
         rss.plot(minutes, api, color="C2", lw=0.8, label="API less its search cache")
+    if all(s.get("heap_in_use_mb") is not None for s in samples):
+        # the API's C heap on an axis of its own: live blocks, and the free ones it keeps
+        heap = rss.twinx()
+        heap.plot(
+            minutes, [s["heap_in_use_mb"] for s in samples], color="C4", lw=0.8, label="in use"
+        )
+        heap.plot(
+            minutes, [s["heap_free_mb"] for s in samples], color="C5", lw=0.8, label="kept free"
+        )
+        heap.set_ylabel("API C heap, MB")
+        heap.legend(fontsize=7, loc="upper left", title="API C heap", title_fontsize=7)
     verdict = results["summary"]["rss"]
     if verdict.get("baseline_mb") is not None:
         base, tol = verdict["baseline_mb"], verdict["tolerance_mb"]

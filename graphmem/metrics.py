@@ -6,7 +6,11 @@ keys); the latency histogram has no tenant label so its series count stays small
 
 from __future__ import annotations
 
+from functools import partial
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from . import allocator
 
 LATENCY_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
@@ -77,6 +81,15 @@ class Metrics:
             "Bytes of search scopes this process holds (bounded by GRAPHMEM_SEARCH_CACHE_MB)",
             registry=r,
         )
+        self.heap_bytes = Gauge(
+            "graphmem_heap_bytes",
+            "This process's C heap (glibc): in_use by live blocks, free blocks kept, mapped "
+            "blocks with mappings of their own",
+            ["state"],
+            registry=r,
+        )
+        for state in ("in_use", "free", "mapped"):
+            self.heap_bytes.labels(state).set_function(partial(_heap, state))
         self._recalls: dict[str, tuple[int, int]] = {}
 
     def hot(self, tenant: str, tokens: int, limit: int) -> None:
@@ -112,3 +125,7 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def _heap(state: str) -> float:
+    return float((allocator.heap() or {}).get(state, 0))

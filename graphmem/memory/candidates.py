@@ -94,6 +94,21 @@ def weighed(rows: MemoryRows, query: F32, dimension: int) -> list[tuple[str, Tur
     return list(zip(rows.anchors, rows_turns(rows), best, strict=True))
 
 
+def links(
+    graph: GraphSearch, scope: Scope, seeds: Sequence[str], max_mentions: int, *, vectors: bool
+) -> Awaitable[MemoryRows]:
+    """The scope's memories linked to ``seeds`` (``cypher/memory/linked.cypher``)."""
+    return graph.linked(
+        scope.tenant,
+        seeds,
+        max_mentions,
+        session_id=scope.session_id,
+        user_id=scope.user_id,
+        tiers=scope.tiers,
+        vectors=vectors,
+    )
+
+
 def _clip(cosine: float) -> float:
     return max(0.0, min(1.0, cosine))
 
@@ -162,15 +177,7 @@ def from_view(
     async def linked(seeds: Sequence[str], max_mentions: int) -> list[tuple[str, Turn, float]]:
         if not seeds:
             return []
-        rows = await graph.linked(
-            scope.tenant,
-            seeds,
-            max_mentions,
-            session_id=scope.session_id,
-            user_id=scope.user_id,
-            tiers=scope.tiers,
-            vectors=False,
-        )
+        rows = await links(graph, scope, seeds, max_mentions, vectors=False)
         at = view.rows_of(rows.ids)
         known = [r for r in at if r is not None]
         best = dict(zip(known, view.best(known, own, scope.query).tolist(), strict=True))
@@ -290,14 +297,7 @@ async def from_graph(
     async def linked(seeds: Sequence[str], max_mentions: int) -> list[tuple[str, Turn, float]]:
         if not seeds:
             return []
-        rows = await graph.linked(
-            scope.tenant,
-            seeds,
-            max_mentions,
-            session_id=scope.session_id,
-            user_id=scope.user_id,
-            tiers=scope.tiers,
-        )
+        rows = await links(graph, scope, seeds, max_mentions, vectors=True)
         return weighed(rows, scope.query, dimension)
 
     return Sources(vector, texts, near, linked, read)

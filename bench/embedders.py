@@ -165,6 +165,12 @@ def profile_worker(model: str, texts_file: Path, out_prefix: Path) -> None:
     """Runs in its own process (``--profile MODEL``, ``MODEL:noarena`` for the int8
     session without its arena): prints JSON, saves vectors."""
     texts = json.loads(texts_file.read_text())
+    from graphmem import allocator
+
+    # glibc set as `graphmem serve` and `graphmem worker` set it: under its default,
+    # growing mmap threshold a session without its arena leaves its freed batches on
+    # the heap, and peaks about 200 MB higher than the service would
+    allocator.tune(trim_seconds=None)
     import graphmem.enrich.embed  # numpy, tokenizers: the process without a model
 
     model, _, variant = model.partition(":")

@@ -102,7 +102,7 @@ class MiniLMInt8Embedder:
         # onnxruntime's CPU arena keeps every block it ever grew for a batch shape and
         # never gives one back: a process serving requests for weeks ratchets up by about
         # 60 MB each time a larger batch arrives. Without it each run allocates from the
-        # heap, which the allocator returns (graphmem/allocator.py): about 14% slower on
+        # heap, which the allocator returns (graphmem/allocator.py): 5-15% slower on
         # batches, no slower on a query (docs/operations.md, "Enrichment").
         options.enable_cpu_mem_arena = arena
         self._session = ort.InferenceSession(

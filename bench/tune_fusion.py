@@ -22,6 +22,7 @@ import itertools
 import json
 import pickle
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,9 @@ def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
 
 
 def rank(raw: dict[str, Any], w: Weights) -> list[str]:
-    w = query_weights(raw.get("query", ""), w)
-    pool = base_scores(raw["vector"], raw["text"], raw["entity"], raw.get("query", ""), w)
+    query = raw.get("query", "")
+    w = query_weights(query, w)
+    pool = base_scores(raw["vector"], raw["text"], raw["entity"], query, w)
     if w.context > 0 and pool:
         head = {
             c.item.id
@@ -173,10 +175,16 @@ def weights(
     )
 
 
+def recall(case: Any, w: Weights) -> float:
+    """R@10 of one case: the share of its evidence among the ten ranked first."""
+    _, evidence, raw, _ = case
+    return len(set(rank(raw, w)) & evidence) / len(evidence)
+
+
 def score(cases: list[Any], w: Weights) -> tuple[float, float]:
     """R@10 over every case, and over the multi-hop ones (category 1)."""
-    r10 = [len(set(rank(raw, w)) & ev) / len(ev) for _, ev, raw, _ in cases]
-    multi = [len(set(rank(raw, w)) & ev) / len(ev) for cat, ev, raw, _ in cases if cat == 1]
+    r10 = [recall(c, w) for c in cases]
+    multi = [recall(c, w) for c in cases if c[0] == 1]
     return sum(r10) / max(len(r10), 1), sum(multi) / max(len(multi), 1)
 
 
@@ -234,16 +242,11 @@ def inference_folds(cases: list[Any]) -> None:
     asking = [c for c in cases if asks_inference(c[2]["query"])]
     if len(asking) < 2:
         return
-    by_category: dict[int, int] = {}
-    for c in asking:
-        by_category[c[0]] = by_category.get(c[0], 0) + 1
-
-    def recall(case: Any, text: float) -> float:
-        _, evidence, raw, _ = case
-        w = dataclasses.replace(DEFAULTS, inference_text=text)
-        return len(set(rank(raw, w)) & evidence) / len(evidence)
-
-    table = {t: [recall(c, t) for c in asking] for t in INFERENCE_GRID}
+    by_category = dict(Counter(c[0] for c in asking))
+    table = {
+        t: [recall(c, dataclasses.replace(DEFAULTS, inference_text=t)) for c in asking]
+        for t in INFERENCE_GRID
+    }
     print(f"questions asking an inference: {len(asking)} (by category {by_category})")
     for t, hits in table.items():
         print(f"  inference text weight {t}: R@10 {sum(hits) / len(hits):.3f}")

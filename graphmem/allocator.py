@@ -19,6 +19,7 @@ minute. So the arenas are capped at two, and a thread trims the heaps once a min
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 import sys
@@ -92,6 +93,16 @@ def heap() -> dict[str, int] | None:
     blocks, ``free`` blocks the heaps keep (resident until trimmed), ``mapped`` blocks
     with mappings of their own. Tells a leak (``in_use`` rising) from fragmentation
     (``free`` rising) when the RSS grows. None where there is no glibc 2.33+."""
+    mallinfo2 = _mallinfo2()
+    if mallinfo2 is None:
+        return None
+    info = mallinfo2()
+    return {"in_use": info.uordblks, "free": info.fordblks, "mapped": info.hblkhd}
+
+
+@functools.cache
+def _mallinfo2() -> Callable[[], _MallInfo2] | None:
+    """glibc's ``mallinfo2``, looked up once."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -99,5 +110,4 @@ def heap() -> dict[str, int] | None:
     except (OSError, AttributeError):
         return None
     mallinfo2.restype = _MallInfo2
-    info = mallinfo2()
-    return {"in_use": info.uordblks, "free": info.fordblks, "mapped": info.hblkhd}
+    return mallinfo2

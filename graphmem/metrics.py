@@ -6,9 +6,11 @@ keys); the latency histogram has no tenant label so its series count stays small
 
 from __future__ import annotations
 
-from functools import partial
+from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from . import allocator
 
@@ -81,15 +83,7 @@ class Metrics:
             "Bytes of search scopes this process holds (bounded by GRAPHMEM_SEARCH_CACHE_MB)",
             registry=r,
         )
-        self.heap_bytes = Gauge(
-            "graphmem_heap_bytes",
-            "This process's C heap (glibc): in_use by live blocks, free blocks kept, mapped "
-            "blocks with mappings of their own",
-            ["state"],
-            registry=r,
-        )
-        for state in ("in_use", "free", "mapped"):
-            self.heap_bytes.labels(state).set_function(partial(_heap, state))
+        r.register(_HeapCollector())
         self._recalls: dict[str, tuple[int, int]] = {}
 
     def hot(self, tenant: str, tokens: int, limit: int) -> None:
@@ -127,5 +121,17 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def _heap(state: str) -> float:
-    return float((allocator.heap() or {}).get(state, 0))
+class _HeapCollector(Collector):
+    """``graphmem_heap_bytes``: glibc's account of the heap, read once per scrape."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "graphmem_heap_bytes",
+            "This process's C heap (glibc): in_use by live blocks, free blocks kept, mapped "
+            "blocks with mappings of their own",
+            labels=["state"],
+        )
+        heap = allocator.heap() or {}
+        for state in ("in_use", "free", "mapped"):
+            family.add_metric([state], float(heap.get(state, 0)))
+        yield family

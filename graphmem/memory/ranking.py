@@ -109,13 +109,13 @@ class Ranker:
 
     async def _order(self, tenant: str, q: RecallQuery) -> tuple[Ordered, list[float], Sources]:
         sources, query_vector = await self.sources(tenant, q)
-        w = query_weights(q.query, self.weights)
         ranked: list[tuple[Turn, float, float]]
         if q.retriever is Retriever.VECTOR:
             ranked = [(t, own, own) for t, _, own, _ in sources.vector]
         elif q.retriever is Retriever.FULLTEXT:
             ranked = [(t, bm25, own) for t, bm25, own, _ in sources.text]
         else:
+            w = query_weights(q.query, self.weights)
             entity_hits = await self.entity_hits(tenant, q)
             pool = base_scores(
                 [(t, best) for t, _, _, best in sources.vector],

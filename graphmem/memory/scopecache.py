@@ -28,9 +28,9 @@ from typing import Generic, TypeVar
 
 from ..errors import GraphmemError
 from ..stores import GraphSearch, ScopeVersions
-from ..stores.models import MemoryRows
+from ..stores.models import MemoryRows, ScopeTooLarge
 from .changes import scope_key
-from .scopeview import ScopeView
+from .scopeview import Pages, ScopeView
 
 log = logging.getLogger("graphmem.memory")
 K = TypeVar("K", bound=Hashable)
@@ -205,12 +205,17 @@ class ScopeCache:
             view = held.view.patched(changed, _within(rows, session_id, user_id))
             read_at = held.read_at
         else:
-            whole = await self.graph.scope_rows(tenant, session_id, user_id, self.scope_limit + 1)
-            if whole is None:
+            pages = Pages(self.dimension)
+            try:
+                async for rows in self.graph.scope_pages(
+                    tenant, session_id, user_id, self.scope_limit + 1
+                ):
+                    pages.add(rows)
+            except ScopeTooLarge:
                 self._too_large[key] = now + self.too_large_for
                 self._held.pop(key)
                 return None
-            view = await _build(whole, self.dimension)
+            view = await _build(pages)
             read_at = now
         if len(view) > self.scope_limit:
             self._too_large[key] = now + self.too_large_for
@@ -220,11 +225,11 @@ class ScopeCache:
         return view
 
 
-async def _build(rows: MemoryRows, dimension: int) -> ScopeView:
-    # Decoding a few thousand rows is sub-millisecond; a large scope goes to a thread.
-    if len(rows.ids) > 4000:
-        return await asyncio.to_thread(ScopeView.from_rows, rows, dimension)
-    return ScopeView.from_rows(rows, dimension)
+async def _build(pages: Pages) -> ScopeView:
+    # Indexing a few thousand rows is sub-millisecond; a large scope goes to a thread.
+    if len(pages) > 4000:
+        return await asyncio.to_thread(pages.view)
+    return pages.view()
 
 
 def _within(rows: MemoryRows, session_id: str | None, user_id: str | None) -> MemoryRows:

@@ -13,7 +13,7 @@ for the final results. Views are immutable; a change makes a new view (``patched
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -192,23 +192,9 @@ class ScopeView:
 
     @classmethod
     def from_rows(cls, rows: MemoryRows, dimension: int) -> ScopeView:
-        vectors, embedded, sentences, counts = decode(rows, dimension)
-        return cls(
-            _packed_ids(rows.ids),
-            Codes.of(rows.sessions),
-            Codes.of(rows.users),
-            np.asarray(rows.seqs, dtype=np.int64),
-            np.asarray([TIER_CODES.get(t, UNKNOWN) for t in rows.tiers], dtype=np.int8),
-            np.asarray([TYPE_CODES.get(t, UNKNOWN) for t in rows.types], dtype=np.int8),
-            Codes.of(rows.types),
-            vectors,
-            embedded,
-            sentences,
-            counts,
-            *decode_terms(rows),
-            np.asarray(rows.dates(), dtype=np.int64),
-            Codes.of(rows.said_by()),
-        )
+        pages = Pages(dimension)
+        pages.add(rows)
+        return pages.view()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -374,4 +360,50 @@ class ScopeView:
             self.type_names[row],
             int(self.created[row]),
             self.speakers[row],
+        )
+
+
+class Pages:
+    """A view read a page of rows at a time: each page's byte strings (vectors, sentence
+    vectors, stems: a few KB a memory) become arrays as the page arrives, so that reading
+    a scope whole holds one page of them at a time, never the whole scope's. Those
+    blocks are below the allocator's mmap threshold: a scope's worth of them at once
+    grew the C heap to the largest scope ever read, and kept it there."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self._rows: list[MemoryRows] = []
+        self._arrays: list[tuple[npt.NDArray[Any], ...]] = []
+
+    def add(self, rows: MemoryRows) -> None:
+        self._arrays.append((*decode(rows, self.dimension), *decode_terms(rows)))
+        self._rows.append(replace(rows, vectors=[], sentences=[], terms=[]))
+
+    def __len__(self) -> int:
+        return sum(len(rows.ids) for rows in self._rows)
+
+    def view(self) -> ScopeView:
+        if not self._rows:
+            self.add(MemoryRows([], [], [], [], [], [], [], []))
+        rows = MemoryRows.joined(self._rows)
+        vectors, embedded, sentences, counts, terms, term_counts, analysed = (
+            np.concatenate(column) for column in zip(*self._arrays, strict=True)
+        )
+        return ScopeView(
+            _packed_ids(rows.ids),
+            Codes.of(rows.sessions),
+            Codes.of(rows.users),
+            np.asarray(rows.seqs, dtype=np.int64),
+            np.asarray([TIER_CODES.get(t, UNKNOWN) for t in rows.tiers], dtype=np.int8),
+            np.asarray([TYPE_CODES.get(t, UNKNOWN) for t in rows.types], dtype=np.int8),
+            Codes.of(rows.types),
+            vectors,
+            embedded,
+            sentences,
+            counts,
+            terms,
+            term_counts,
+            analysed,
+            np.asarray(rows.dates(), dtype=np.int64),
+            Codes.of(rows.said_by()),
         )

@@ -13,7 +13,7 @@ and short-term memory need; they return the typed models of ``stores/models.py``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -186,9 +186,9 @@ class GraphSearch(Protocol):
         tiers: Sequence[str] = ...,
         vectors: bool = True,
     ) -> MemoryRows: ...
-    async def scope_rows(
+    def scope_pages(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int
-    ) -> MemoryRows | None: ...
+    ) -> AsyncIterator[MemoryRows]: ...
     async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows: ...
     async def memories_mentioning(
         self,

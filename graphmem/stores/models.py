@@ -247,6 +247,10 @@ class ScopeRead:
     changed: frozenset[str] | None
 
 
+class ScopeTooLarge(Exception):
+    """A whole-scope read found the scope at or over the cap it was given."""
+
+
 @dataclass(frozen=True)
 class MemoryRows:
     """Graph memories as search reads them, column by column (one Cypher row of lists):

@@ -221,7 +221,9 @@ async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant:
     receive buffer at its largest message's size): every page arrives, in one scope."""
     import numpy as np
 
+    from graphmem.memory.scopeview import Pages, ScopeView
     from graphmem.models import MemoryItem, MemoryType, content_hash
+    from graphmem.stores.models import MemoryRows, ScopeTooLarge
     from graphmem.stores.neo4j.search import SCOPE_PAGE
 
     n = 2 * SCOPE_PAGE + 7
@@ -252,16 +254,25 @@ async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant:
         ids.append(item.id)
     await service.graph.upsert(tenant, rows)
     search = service.graph.search
-    whole = await search.scope_rows(tenant, None, "pager", n + 1)
-    assert whole is not None
+    pages = [page async for page in search.scope_pages(tenant, None, "pager", n + 1)]
+    assert [len(page.ids) for page in pages] == [SCOPE_PAGE, SCOPE_PAGE, 7]
+    whole = MemoryRows.joined(pages)
     assert sorted(whole.ids) == ids
     assert all(v is not None and len(v) == 4 * service.embedder.dimension for v in whole.vectors)
     # each memory's stems come along, for BM25 inside the scope
     analysed = {r["id"]: lexical.term_bytes(r["content"]) for r in rows}
     assert dict(zip(whole.ids, whole.terms, strict=True)) == analysed
-    assert await search.scope_rows(tenant, None, "pager", n) is None  # over the cap
-    tenant_wide = await search.scope_rows(tenant, None, None, n + 1)
-    assert tenant_wide is not None and sorted(tenant_wide.ids) == ids
+    with pytest.raises(ScopeTooLarge):  # over the cap
+        _ = [page async for page in search.scope_pages(tenant, None, "pager", n)]
+    tenant_wide = [page async for page in search.scope_pages(tenant, None, None, n + 1)]
+    assert sorted(MemoryRows.joined(tenant_wide).ids) == ids
+    # the view built a page at a time is the view of the rows read whole
+    built = Pages(service.embedder.dimension)
+    for page in pages:
+        built.add(page)
+    paged, joined = built.view(), ScopeView.from_rows(whole, service.embedder.dimension)
+    for column in ("ids", "seqs", "vectors", "sentences", "counts", "terms", "term_counts"):
+        assert np.array_equal(getattr(paged, column), getattr(joined, column)), column
     # no message larger than a page: three rows of at most SCOPE_PAGE memories
     params = {
         "tenant": tenant,

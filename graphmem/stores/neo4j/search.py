@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import neo4j
@@ -21,7 +21,7 @@ import neo4j
 from ...enrich import lexical
 from ...errors import GraphmemError, Unavailable
 from ...models import MemoryItem, MemoryType, Tier, pack_vector
-from ..models import MemoryRows
+from ..models import MemoryRows, ScopeTooLarge
 from .fulltext import TenantFulltext
 from .records import ParsedOnRead, memory_item
 from .session import Neo4jSession
@@ -262,33 +262,34 @@ class Neo4jGraphSearch:
         )
         return memory_rows(record)
 
-    async def scope_rows(
+    async def scope_pages(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int
-    ) -> MemoryRows | None:
-        """Every memory (all tiers) of a session, else a user, else the tenant, or None
-        when the scope holds ``cap`` or more."""
+    ) -> AsyncIterator[MemoryRows]:
+        """Every memory (all tiers) of a session, else a user, else the tenant, a page
+        (``SCOPE_PAGE`` memories) at a time as they come off the wire; raises
+        ``ScopeTooLarge`` when the scope holds ``cap`` or more. A caller that turns each
+        page into arrays before it takes the next never holds more than one page of
+        per-memory byte strings: a whole scope of them at once (tens of megabytes of
+        blocks of a few KB) is what made the C heap grow with the largest scope read."""
+        params: dict[str, Any] = {
+            "tenant": tenant,
+            "cap": cap,
+            "page": SCOPE_PAGE,
+            "termVersion": lexical.VERSION,
+        }
         if session_id is not None:
-            name, params = "memory/scope_rows_session", {"sessionId": session_id}
+            name, params["sessionId"] = "memory/scope_rows_session", session_id
         elif user_id is not None:
-            name, params = "memory/scope_rows_user", {"userId": user_id}
+            name, params["userId"] = "memory/scope_rows_user", user_id
         else:
-            name, params = "memory/scope_rows_tenant", {}
-        records = await self._session.run(
-            name,
-            {
-                "tenant": tenant,
-                "cap": cap,
-                "page": SCOPE_PAGE,
-                "termVersion": lexical.VERSION,
-                **params,
-            },
-        )
-        if int(records[0]["n"]) >= cap:
-            return None
-        return MemoryRows.joined([memory_rows(r) for r in records])
+            name = "memory/scope_rows_tenant"
+        async for record in self._session.stream(name, params):
+            if int(record["n"]) >= cap:
+                raise ScopeTooLarge(f"{tenant}: {record['n']} memories or more")
+            yield memory_rows(record)
 
     async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows:
-        """The memories of ``ids`` still in the graph, as ``scope_rows`` returns them."""
+        """The memories of ``ids`` still in the graph, as ``scope_pages`` returns them."""
         (record,) = await self._session.run(
             "memory/rows_by_ids",
             {"tenant": tenant, "ids": list(ids), "termVersion": lexical.VERSION},

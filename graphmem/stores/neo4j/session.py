@@ -9,6 +9,7 @@ in auto-commit transactions retried once.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import Any, Self
 
 import neo4j
@@ -47,6 +48,13 @@ def _mapped(name: str, exc: Exception) -> GraphmemError:
         return BadInput("the graph store cannot hold a value of this request")
     log.error("graph query %s failed", name, exc_info=exc)
     return GraphmemError("the graph store could not complete the operation")
+
+
+def _driver_failure(name: str, exc: Exception) -> GraphmemError:
+    """A driver failure as the service's error: the graph out of reach, else ``_mapped``."""
+    if isinstance(exc, ServiceUnavailable | SessionExpired | OSError):
+        return Unavailable("the graph store (Neo4j) is unreachable")
+    return _mapped(name, exc)
 
 
 class Neo4jSession:
@@ -123,10 +131,8 @@ class Neo4jSession:
                 routing_=RoutingControl.WRITE if writes else RoutingControl.READ,
                 **self._options,
             )
-        except (ServiceUnavailable, SessionExpired, OSError) as exc:
-            raise Unavailable("the graph store (Neo4j) is unreachable") from exc
-        except (Neo4jError, DriverError) as exc:
-            raise _mapped(name, exc) from exc
+        except (ServiceUnavailable, SessionExpired, OSError, Neo4jError, DriverError) as exc:
+            raise _driver_failure(name, exc) from exc
         return list(result.records)
 
     async def _read(self, query: str, params: dict[str, Any]) -> list[neo4j.Record]:
@@ -146,6 +152,31 @@ class Neo4jSession:
         ) as session:
             result = await session.run(query, params)
             return [record async for record in result]
+
+    async def stream(self, name: str, params: dict[str, Any]) -> AsyncIterator[neo4j.Record]:
+        """A read's records one at a time, as the driver takes each message off the wire:
+        for reads whose records together are too large to hold at once (a whole scope's
+        vectors). Retried once, like ``run``'s reads, while no record has been handed out."""
+        if self._cypher.writes(name):
+            raise ValueError(f"{name} writes: stream only reads")
+        query, handed = self._cypher[name], False
+        for attempt in (1, 2):
+            try:
+                async with self._driver.session(
+                    database=self._database,
+                    default_access_mode=neo4j.READ_ACCESS,
+                    bookmark_manager=self.bookmarks,
+                ) as session:
+                    result = await session.run(query, params)
+                    async for record in result:
+                        handed = True
+                        yield record
+                return
+            except (TransientError, SessionExpired) as exc:
+                if handed or attempt == 2:
+                    raise _driver_failure(name, exc) from exc
+            except (ServiceUnavailable, OSError, Neo4jError, DriverError) as exc:
+                raise _driver_failure(name, exc) from exc
 
     async def run_schema(self, statement: str, params: dict[str, Any]) -> None:
         """A schema command (from a ``cypher/`` file): these run outside data transactions."""

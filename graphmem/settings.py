@@ -322,8 +322,8 @@ class Settings(BaseSettings):
     query_embed_threads: int = Field(1, ge=0, le=64)
     #: onnxruntime's memory arena (int8 embedder): "auto" keeps it where batches are
     #: embedded all day (the enrichment workers; the API when write-behind is off) and
-    #: turns it off where texts come a few at a time (queries, the API), since it never
-    #: gives memory back (docs/operations.md, "Enrichment")
+    #: turns it off where texts come a few at a time (queries, the API), where it gains
+    #: nothing; where kept, it is shrunk after every run (docs/operations.md, "Enrichment")
     embedder_arena: Literal["auto", "on", "off"] = "auto"
     #: extract entities and relations with spaCy when memories spill into the graph
     entities_enabled: bool = True

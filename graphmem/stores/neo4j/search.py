@@ -11,6 +11,7 @@ Reached as ``Neo4jGraphStore.search``; runs on the store's driver.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -283,10 +284,11 @@ class Neo4jGraphSearch:
             name, params["userId"] = "memory/scope_rows_user", user_id
         else:
             name = "memory/scope_rows_tenant"
-        async for record in self._session.stream(name, params):
-            if int(record["n"]) >= cap:
-                raise ScopeTooLarge(f"{tenant}: {record['n']} memories or more")
-            yield memory_rows(record)
+        async with contextlib.aclosing(self._session.stream(name, params)) as records:
+            async for record in records:
+                if int(record["n"]) >= cap:
+                    raise ScopeTooLarge(f"{tenant}: {record['n']} memories or more")
+                yield memory_rows(record)
 
     async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows:
         """The memories of ``ids`` still in the graph, as ``scope_pages`` returns them."""

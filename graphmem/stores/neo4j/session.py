@@ -9,7 +9,7 @@ in auto-commit transactions retried once.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Self
 
 import neo4j
@@ -145,15 +145,20 @@ class Neo4jSession:
             return await self._read_once(query, params)
 
     async def _read_once(self, query: str, params: dict[str, Any]) -> list[neo4j.Record]:
-        async with self._driver.session(
-            database=self._database,
-            default_access_mode=neo4j.READ_ACCESS,
-            bookmark_manager=self.bookmarks,
-        ) as session:
+        async with self._read_session() as session:
             result = await session.run(query, params)
             return [record async for record in result]
 
-    async def stream(self, name: str, params: dict[str, Any]) -> AsyncIterator[neo4j.Record]:
+    def _read_session(self) -> neo4j.AsyncSession:
+        """A session for reads, which a cluster's secondaries may serve (``neo4j://``),
+        each waiting for the writes this process's bookmarks chain."""
+        return self._driver.session(
+            database=self._database,
+            default_access_mode=neo4j.READ_ACCESS,
+            bookmark_manager=self.bookmarks,
+        )
+
+    async def stream(self, name: str, params: dict[str, Any]) -> AsyncGenerator[neo4j.Record, None]:
         """A read's records one at a time, as the driver takes each message off the wire:
         for reads whose records together are too large to hold at once (a whole scope's
         vectors). Retried once, like ``run``'s reads, while no record has been handed out."""
@@ -162,11 +167,7 @@ class Neo4jSession:
         query, handed = self._cypher[name], False
         for attempt in (1, 2):
             try:
-                async with self._driver.session(
-                    database=self._database,
-                    default_access_mode=neo4j.READ_ACCESS,
-                    bookmark_manager=self.bookmarks,
-                ) as session:
+                async with self._read_session() as session:
                     result = await session.run(query, params)
                     async for record in result:
                         handed = True

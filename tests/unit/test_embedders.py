@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -128,11 +129,11 @@ print((me.memory_info().rss - before) / 2**20)
 """
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
 def test_the_arena_gives_back_what_a_large_batch_took() -> None:
     """A batch of 64 texts of 256 tokens grows the arena by about 900 MB; kept, that
     would stay with the process for good. Shrunk after the run, it is handed back."""
     import subprocess
-    import sys
 
     # a process of its own: its RSS is the embedder's alone, glibc set as the service
     # sets it

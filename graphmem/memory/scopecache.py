@@ -9,11 +9,12 @@ versions after its graph write (``changes.py``), so a view never misses a change
 replica made before the search began. Correctness does not rest on this process: a view
 is only ever used at the version Redis holds now.
 
-Bounded in bytes, least recently used out first. A scope larger than ``scope_limit`` is
-not held (searched in the graph; remembered as too large for a while, which is only a
-cost decision). When Redis cannot be read, searches go to the graph. ``max_age`` bounds
-how long a view is trusted without a full read, the one backstop for a bump lost with a
-Redis outage after the graph write.
+Bounded in bytes, least recently used out first. A scope larger than ``scope_limit``
+memories, or whose view alone is larger than the bound, is not held (searched in the
+graph; remembered as too large for a while, which is only a cost decision). When Redis
+cannot be read, searches go to the graph. ``max_age`` bounds how long a view is trusted
+without a full read, the one backstop for a bump lost with a Redis outage after the graph
+write.
 """
 
 from __future__ import annotations
@@ -221,7 +222,11 @@ class ScopeCache:
             self._too_large[key] = now + self.too_large_for
             self._held.pop(key)
             return None
-        self._held.put(key, Held(view, epoch, version, read_at), view.nbytes)
+        if not self._held.put(key, Held(view, epoch, version, read_at), view.nbytes):
+            # Larger than the whole cache: held by no one, it would be read whole again for
+            # every search of it, each read a transient of the scope's size. The graph's
+            # indexes answer those searches instead.
+            self._too_large[key] = now + self.too_large_for
         return view
 
 

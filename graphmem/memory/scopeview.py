@@ -383,12 +383,19 @@ class Pages:
         return sum(len(rows.ids) for rows in self._rows)
 
     def view(self) -> ScopeView:
+        """The view of the pages added, once: the pages are let go as it is built."""
         if not self._rows:
             self.add(MemoryRows([], [], [], [], [], [], [], []))
         rows = MemoryRows.joined(self._rows)
-        vectors, embedded, sentences, counts, terms, term_counts, analysed = (
-            np.concatenate(column) for column in zip(*self._arrays, strict=True)
-        )
+        # A column's pages go as soon as the column is joined: the scope's arrays are
+        # never held twice over (pages and joined), only one column's worth of them.
+        columns = [list(column) for column in zip(*self._arrays, strict=True)]
+        self._arrays.clear()
+        joined = []
+        for column in columns:
+            joined.append(np.concatenate(column))
+            column.clear()
+        vectors, embedded, sentences, counts, terms, term_counts, analysed = joined
         return ScopeView(
             _packed_ids(rows.ids),
             Codes.of(rows.sessions),

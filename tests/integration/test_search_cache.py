@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
 from graphmem.models import Tier, utcnow
 from graphmem.retrieval import Retriever
+from graphmem.stores.models import MemoryRows
 from tests.conftest import Stack, run_cypher
 
 
@@ -214,6 +216,28 @@ async def test_a_view_past_its_age_is_read_again_without_missing_a_change(
         assert (await found(replica, tenant, user_id="alice"))[0] == ids[0]
     assert await service.removal.forget(tenant, ids[0])
     assert ids[0] not in await found(replica, tenant, user_id="alice")
+
+
+async def test_a_scope_larger_than_the_whole_cache_is_read_once_then_searched_in_the_graph(
+    service: Memory, replica: Memory, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view no cache holds would otherwise be read whole again for every search."""
+    ids = await stored(service, tenant)
+    cache = replica.ranker.cache
+    cache._held.max_bytes = 1  # every view is larger than the whole cache
+    reads: list[tuple[object, ...]] = []
+    whole = cache.graph.scope_pages
+
+    def counted(*args: Any) -> AsyncIterator[MemoryRows]:
+        reads.append(args)
+        return whole(*args)
+
+    monkeypatch.setattr(cache.graph, "scope_pages", counted)
+    for _ in range(3):
+        assert (await found(replica, tenant, user_id="alice"))[0] == ids[0]
+    assert len(reads) == 1 and len(cache._held) == 0
+    assert not cache.likely(tenant, None, "alice")
+    assert cache.likely(tenant, None, "bob")  # only that scope
 
 
 async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant: str) -> None:

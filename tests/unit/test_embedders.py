@@ -17,6 +17,7 @@ from graphmem.enrich.embed import (
     Embedder,
     MiniLMFp32Embedder,
     MiniLMInt8Embedder,
+    _batches,
     _erf,
     _pad,
     gelu,
@@ -95,6 +96,32 @@ def test_token_count_batching_matches_the_fp32_reference(fp32: MiniLMFp32Embedde
     cosines = (vectors * fp32.embed(texts)).sum(axis=1)
     assert cosines.min() > 0.995, cosines
     np.testing.assert_allclose(vectors[::-1], small.embed(texts[::-1]), atol=1e-5)
+
+
+def test_batches_keep_texts_times_longest_within_the_token_budget() -> None:
+    lengths = sorted([3, 5, 5, 9, 40, 40, 41, 200, 256, 256, 256, 256, 256, 256, 256, 256])
+    cut = list(_batches(lengths, batch_size=4, batch_tokens=512))
+    assert [i for run in cut for i in run] == list(range(len(lengths)))  # each once, in order
+    for run in cut:
+        padded = len(run) * max(lengths[i] for i in run)
+        assert len(run) <= 4 and (padded <= 512 or len(run) == 1), (run, padded)
+    # as many as fit: short texts go batch_size at a time, 256-token ones two at a time
+    assert [len(run) for run in cut] == [4, 3, 2, 2, 2, 2, 1]
+    assert list(_batches([600, 700], batch_size=4, batch_tokens=512)) == [range(0, 1), range(1, 2)]
+    assert list(_batches([], batch_size=4, batch_tokens=512)) == []
+
+
+def test_long_texts_run_fewer_at_a_time_with_the_same_vectors(int8: MiniLMInt8Embedder) -> None:
+    texts = [*SENTENCES, *(f"{w} " * 300 for w in ("river", "garden", "music", "winter"))]
+    shapes: list[tuple[int, ...]] = []
+    tight = MiniLMInt8Embedder(threads=1)
+    tight.batch_tokens = 600
+    run = tight._hidden
+    tight._hidden = lambda ids, mask: shapes.append(ids.shape) or run(ids, mask)  # type: ignore[method-assign]
+    vectors = tight.embed(texts)
+    assert all(texts * tokens <= 600 or texts == 1 for texts, tokens in shapes), shapes
+    assert (4, 256) not in shapes and shapes.count((1, 256)) + 2 * shapes.count((2, 256)) == 4
+    np.testing.assert_allclose(vectors, int8.embed(texts), atol=1e-5)
 
 
 def test_make_embedder_knows_both_and_keeps_int8_the_default() -> None:

@@ -12,7 +12,11 @@ at run time from ``../shared/bench/locomo-dev.json`` (never copied here). No ser
    (LoCoMo's recall_acc, category 5 excluded from the headline);
 3. throughput: every configuration embeds all turns once per round, configurations
    interleaved round by round (the machine is shared: drift hits all alike), median of
-   the rounds in items/s.
+   the rounds in items/s;
+4. enrichment as the worker runs it (embedding beside NER), before and after;
+5. long texts: documents of consecutive turns cut at the model's 256 tokens, embedded in
+   a fresh process per token budget a run (``embed.BATCH_TOKENS``): the peak RSS above
+   the loaded model, what the process keeps afterwards, and texts/s.
 
     .venv/bin/python -m bench.embedders [--quick] [--out FILE]
 """
@@ -337,6 +341,84 @@ def enrichment(turns: list[str], rounds: int) -> dict[str, Any]:
     }
 
 
+# --- 5. long texts: a run's peak under the token budget --------------------------------
+
+#: token budgets a run compared: the default, twice it, and 32 texts of 256 tokens (the
+#: batch size at the model's limit: what a run took before the budget)
+LONG_BUDGETS = (1024, 2048, 32 * 256)
+
+
+def long_texts(conversations: list[dict[str, Any]], count: int) -> list[str]:
+    """Documents of consecutive turns, each long enough to be cut at 256 tokens."""
+    turns = [text for c in conversations for _, text in c["turns"]]
+    docs, current = [], ""
+    for text in turns * 4:  # quick runs have few turns: go round again
+        current = f"{current} {text}".strip()
+        if len(current) >= 1600:  # about 350 tokens of conversation
+            docs.append(current)
+            current = ""
+            if len(docs) == count:
+                break
+    return docs
+
+
+def long_worker(budget: int, texts_file: Path) -> None:
+    """Runs in its own process (``--long BUDGET TEXTS``): prints JSON."""
+    texts = json.loads(texts_file.read_text())["long"]
+    from graphmem import allocator
+
+    allocator.tune(trim_seconds=None)  # as `graphmem worker` sets glibc
+    from graphmem.enrich.embed import MiniLMInt8Embedder
+
+    embedder = MiniLMInt8Embedder(threads=2)  # arena on, shrunk: as the workers run it
+    embedder.batch_tokens = budget
+    embedder.embed(texts[:1])
+    loaded = rss_mb()
+    # Linux: writing 5 to clear_refs resets VmHWM, so the peak is this embedding's alone
+    Path("/proc/self/clear_refs").write_text("5")
+    rates = []
+    for _ in range(2):
+        started = time.perf_counter()
+        embedder.embed(texts)
+        rates.append(round(len(texts) / (time.perf_counter() - started), 1))
+    print(
+        json.dumps(
+            {
+                "batch_tokens": budget,
+                "texts": len(texts),
+                "tokens": max(len(e.ids) for e in embedder._tok.encode_batch(texts)),
+                "rss_loaded_mb": loaded,
+                "peak_over_loaded_mb": round(rss_mb("VmHWM") - loaded, 1),
+                "kept_mb": round(rss_mb() - loaded, 1),
+                "texts_per_s": statistics.median(rates),
+                "rounds": rates,
+            }
+        )
+    )
+
+
+def long_runs(texts_file: Path) -> list[dict[str, Any]]:
+    rows = []
+    for budget in LONG_BUDGETS:
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.embedders", "--long", str(budget), str(texts_file)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"long texts at {budget} tokens failed:\n{done.stderr[-3000:]}")
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        row = rows[-1]
+        print(
+            f"long texts, {budget} tokens a run: peak +{row['peak_over_loaded_mb']} MB, "
+            f"kept {row['kept_mb']} MB, {row['texts_per_s']} texts/s",
+            flush=True,
+        )
+    return rows
+
+
 # --- the report ------------------------------------------------------------------------
 
 
@@ -358,7 +440,10 @@ def run(quick: bool) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = Path(tmp) / "texts.json"
-        texts_file.write_text(json.dumps({"turns": turn_texts, "questions": question_texts}))
+        longs = long_texts(conversations, 16 if quick else 64)
+        texts_file.write_text(
+            json.dumps({"turns": turn_texts, "questions": question_texts, "long": longs})
+        )
         vectors = {}
         for model in MODELS:
             info, turns, questions = profile(model, texts_file, Path(tmp))
@@ -376,6 +461,7 @@ def run(quick: bool) -> dict[str, Any]:
         info, _, _ = profile("minilm-int8:noarena", texts_file, Path(tmp))
         results["int8_without_arena"] = info
         print(f"minilm-int8 without its arena: peak RSS {info['rss_peak_mb']} MB", flush=True)
+        results["long_texts"] = long_runs(texts_file)
     agreement = (vectors["minilm-int8"] * vectors["minilm-fp32"]).sum(axis=1)
     results["fp32_vs_int8_cosine"] = {
         "mean": round(float(agreement.mean()), 5),
@@ -433,6 +519,25 @@ def tables(results: dict[str, Any]) -> str:
             f"| {t['embedder']} | {t['threads']} | {t['batch_size']} | {opt} | {spin} | {arena} | "
             f"{t['items_per_s']:.0f} ({spread(t)}) |"
         )
+    if results.get("long_texts"):
+        longest = results["long_texts"][0]
+        lines += [
+            "",
+            f"Long texts: {longest['texts']} documents of consecutive turns, cut at "
+            f"{longest['tokens']} tokens, the int8 embedder at 2 threads with its arena (as "
+            "the workers run it), a fresh process per budget; peak and kept RSS above the "
+            "loaded model:",
+            "",
+            "| tokens a run (texts x padded) | texts a run | peak MB above loaded | kept MB "
+            "| texts/s (rounds) |",
+            "|---|---|---|---|---|",
+        ]
+        for row in results["long_texts"]:
+            lines.append(
+                f"| {row['batch_tokens']:,} | {min(32, row['batch_tokens'] // row['tokens'])} "
+                f"| {row['peak_over_loaded_mb']:.0f} | {row['kept_mb']:.0f} "
+                f"| {row['texts_per_s']:.1f} ({'/'.join(f'{r:.1f}' for r in row['rounds'])}) |"
+            )
     e = results.get("enrichment")
     if e:
         lines += [
@@ -516,10 +621,29 @@ def arena_conclusion(results: dict[str, Any]) -> str:
     return (
         f" Without onnxruntime's memory arena (`GRAPHMEM_EMBEDDER_ARENA`: the API's sessions, "
         f"whose texts come a few at a time) the session peaks at {off['rss_peak_mb']:.0f} MB "
-        f"against {on['rss_peak_mb']:.0f} MB after the same turns, and the arena keeps its "
-        f"peak for good; batches embed at {rate('int8-t2-noarena')} against "
+        f"against {on['rss_peak_mb']:.0f} MB after the same turns; batches embed at "
+        f"{rate('int8-t2-noarena')} against "
         f"{rate('int8-t2')} items/s on two threads ({rate('int8-t1-noarena')} against "
-        f"{rate('int8-t1')} on one), which is why the enrichment workers keep it."
+        f"{rate('int8-t1')} on one), which is why the enrichment workers keep it, shrunk at "
+        f"the end of every run so that it gives back what a large batch took."
+    )
+
+
+def long_conclusion(results: dict[str, Any]) -> str:
+    rows = {row["batch_tokens"]: row for row in results.get("long_texts", [])}
+    if not rows:
+        return ""
+    now, double, before = (rows[b] for b in LONG_BUDGETS)
+    return (
+        f"\n\nLong texts: a run's activations grow with texts times tokens² (attention), so a "
+        f"run is cut at {now['batch_tokens']:,} texts times padded tokens (`embed.BATCH_TOKENS`). "
+        f"Texts at the model's limit go {now['batch_tokens'] // now['tokens']} to a run, and "
+        f"the process peaks {now['peak_over_loaded_mb']:.0f} MB above the loaded model, "
+        f"against {before['peak_over_loaded_mb']:.0f} MB at 32 a run, at "
+        f"{now['texts_per_s']:.1f} against {before['texts_per_s']:.1f} texts/s; "
+        f"{double['batch_tokens']:,} tokens would peak at {double['peak_over_loaded_mb']:.0f} "
+        f"MB for {double['texts_per_s']:.1f} texts/s. With the arena shrunk after every run, "
+        f"the process ends {now['kept_mb']:.0f} MB above the loaded model."
     )
 
 
@@ -569,7 +693,7 @@ before, {results["load_average_after"][0]} after (the machine is shared).
 
 {tables(results)}
 
-{conclusion(results)}{enrichment_conclusion(results)}""",
+{conclusion(results)}{enrichment_conclusion(results)}{long_conclusion(results)}""",
     )
 
 
@@ -580,9 +704,13 @@ def main() -> None:
     parser.add_argument(
         "--profile", nargs=3, metavar=("MODEL", "TEXTS", "PREFIX"), help=argparse.SUPPRESS
     )
+    parser.add_argument("--long", nargs=2, metavar=("BUDGET", "TEXTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.profile:
         profile_worker(args.profile[0], Path(args.profile[1]), Path(args.profile[2]))
+        return
+    if args.long:
+        long_worker(int(args.long[0]), Path(args.long[1]))
         return
     results = run(args.quick)
     if args.out:

@@ -27,6 +27,16 @@ def run_info() -> dict[str, Any]:
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
+    else:
+        # a figure measured on code that no commit holds says so (what benches write
+        # themselves does not count)
+        changed = subprocess.run(
+            ["git", "diff", "--quiet", "HEAD", "--", ".", ":!bench/results", ":!BENCHMARKS.md"],
+            cwd=ROOT,
+            check=False,
+        )
+        if changed.returncode == 1:
+            commit += " with uncommitted changes"
     cpu = platform.processor() or "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

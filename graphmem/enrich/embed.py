@@ -39,12 +39,14 @@ from .tokens import MODEL_PACKAGE, new_tokenizer
 
 Vectors = npt.NDArray[np.float32]
 
-#: Texts times padded tokens per model run. A run's activations grow with it (attention with
-#: texts times tokens²): 64 texts of 256 tokens, 32 to a run, raised the int8 embedder's peak
-#: RSS by 644 MB; 2,048 tokens a run (8 such texts) by 122 MB, at the same speed (18.5
-#: texts/s against 17.1), and 1,024 by 43 MB, 6% slower. Texts of up to 64 tokens, most
-#: conversation turns, still go 32 to a run.
-BATCH_TOKENS = 2048
+#: Texts times padded tokens per model run. A run's activations grow with it (attention
+#: with texts times tokens squared): 64 documents cut at 256 tokens, 32 to a run, raised
+#: the int8 embedder's peak RSS by 687 MB; 2,048 tokens a run by 175 MB; 1,024 (4 such
+#: texts) by 103 MB, at the same speed (bench/embedders.py, "Long texts"). LoCoMo's turns
+#: embed as fast at 1,024 as at 2,048 (175 against 164 turns/s, sentence by sentence 146
+#: against 151, five interleaved rounds): half of them are over 32 tokens and go 16 to 31
+#: to a run, where smaller runs cost nothing.
+BATCH_TOKENS = 1024
 
 
 @runtime_checkable

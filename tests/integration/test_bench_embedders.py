@@ -37,3 +37,8 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
     assert {"int8-t1", "int8-t2", "fp32-t1", "fp32-t2"} <= set(rows)
     assert all(row["items_per_s"] > 0 for row in rows.values())
     assert result["best_int8"] in rows
+    long = {row["batch_tokens"]: row for row in result["long_texts"]}
+    assert set(long) == {2048, 1024, 32 * 256}
+    for row in long.values():
+        assert row["tokens"] == 256 and row["texts"] == 16  # cut at the model's limit
+        assert row["peak_over_loaded_mb"] >= 0 and row["texts_per_s"] > 0

@@ -91,6 +91,8 @@ class Held:
 
 
 Key = tuple[str, str]  # tenant, scope key
+#: how many "too large" marks are held before the expired ones are dropped
+TOO_LARGE_MARKS = 4096
 
 
 class ScopeCache:
@@ -132,8 +134,12 @@ class ScopeCache:
         reads it starts before knowing need not carry vectors)."""
         if not self.enabled:
             return False
-        until = self._too_large.get((tenant, scope_key(session_id, user_id)))
-        return until is None or until < time.monotonic()
+        key = (tenant, scope_key(session_id, user_id))
+        until = self._too_large.get(key)
+        if until is not None and until < time.monotonic():
+            del self._too_large[key]  # expired: worth another read
+            until = None
+        return until is None
 
     async def view(
         self, tenant: str, session_id: str | None, user_id: str | None
@@ -213,21 +219,27 @@ class ScopeCache:
                 ):
                     pages.add(rows)
             except ScopeTooLarge:
-                self._too_large[key] = now + self.too_large_for
+                self._mark_too_large(key, now)
                 self._held.pop(key)
                 return None
             view = await _build(pages)
             read_at = now
         if len(view) > self.scope_limit:
-            self._too_large[key] = now + self.too_large_for
+            self._mark_too_large(key, now)
             self._held.pop(key)
             return None
         if not self._held.put(key, Held(view, epoch, version, read_at), view.nbytes):
             # Larger than the whole cache: held by no one, it would be read whole again for
             # every search of it, each read a transient of the scope's size. The graph's
             # indexes answer those searches instead.
-            self._too_large[key] = now + self.too_large_for
+            self._mark_too_large(key, now)
         return view
+
+    def _mark_too_large(self, key: Key, now: float) -> None:
+        self._too_large[key] = now + self.too_large_for
+        if len(self._too_large) > TOO_LARGE_MARKS:  # scopes never searched again
+            for stale in [k for k, until in self._too_large.items() if until < now]:
+                del self._too_large[stale]
 
 
 async def _build(pages: Pages) -> ScopeView:

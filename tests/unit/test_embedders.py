@@ -119,7 +119,7 @@ def test_long_texts_run_fewer_at_a_time_with_the_same_vectors(int8: MiniLMInt8Em
     run = tight._hidden
     tight._hidden = lambda ids, mask: shapes.append(ids.shape) or run(ids, mask)  # type: ignore[method-assign]
     vectors = tight.embed(texts)
-    assert all(texts * tokens <= 600 or texts == 1 for texts, tokens in shapes), shapes
+    assert all(n * tokens <= 600 or n == 1 for n, tokens in shapes), shapes
     assert (4, 256) not in shapes and shapes.count((1, 256)) + 2 * shapes.count((2, 256)) == 4
     np.testing.assert_allclose(vectors, int8.embed(texts), atol=1e-5)
 

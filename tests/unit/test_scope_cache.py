@@ -3,9 +3,13 @@ the view's arithmetic, and reading a scope's change log."""
 
 from __future__ import annotations
 
+import time
+from typing import Any, cast
+
 import numpy as np
 
-from graphmem.memory.scopecache import ByteLRU
+from graphmem.memory.changes import scope_key
+from graphmem.memory.scopecache import TOO_LARGE_MARKS, ByteLRU, ScopeCache
 from graphmem.memory.scopeview import ScopeView
 from graphmem.stores.models import MemoryRows
 from graphmem.stores.redis.versions import _changed_since
@@ -40,6 +44,19 @@ def test_the_lru_refuses_a_value_larger_than_its_bound_and_replaces_in_place() -
     assert lru.get("a") == "a2" and lru.bytes == 10
     lru.pop("a")
     assert lru.bytes == 0 and len(lru) == 0
+
+
+def test_too_large_marks_expire_and_stay_bounded() -> None:
+    cache = ScopeCache(cast(Any, None), cast(Any, object()), DIM, too_large_for=60.0)
+    now = time.monotonic()
+    cache._mark_too_large(("t", scope_key(None, "a")), now)
+    assert not cache.likely("t", None, "a") and cache.likely("t", None, "b")
+    cache._mark_too_large(("t", scope_key(None, "a")), now - 61)  # marked a minute ago
+    assert cache.likely("t", None, "a") and not cache._too_large  # expired, and dropped
+    for n in range(TOO_LARGE_MARKS):  # scopes marked once and never searched again
+        cache._mark_too_large(("t", scope_key(f"s{n}", None)), now - 61)
+    cache._mark_too_large(("t", scope_key(None, "c")), now)
+    assert list(cache._too_large) == [("t", scope_key(None, "c"))]
 
 
 def unit(*v: float) -> bytes:

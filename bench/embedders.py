@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import glob
+import itertools
 import json
 import os
 import resource
@@ -203,20 +204,26 @@ def profile_worker(model: str, texts_file: Path, out_prefix: Path) -> None:
     )
 
 
-def profile(
-    model: str, texts_file: Path, workdir: Path
-) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    prefix = workdir / model.replace(":", "-")
+def in_a_process(*args: str) -> dict[str, Any]:
+    """``python -m bench.embedders ARGS`` in a fresh process: the JSON it prints last."""
     done = subprocess.run(
-        [sys.executable, "-m", "bench.embedders", "--profile", model, str(texts_file), str(prefix)],
+        [sys.executable, "-m", "bench.embedders", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"profiling {model} failed:\n{done.stderr[-3000:]}")
-    info: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"bench.embedders {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def profile(
+    model: str, texts_file: Path, workdir: Path
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    prefix = workdir / model.replace(":", "-")
+    info = in_a_process("--profile", model, str(texts_file), str(prefix))
     turns = np.load(prefix.with_suffix(".turns.npy"))
     questions = np.load(prefix.with_suffix(".questions.npy"))
     return info, turns, questions
@@ -352,7 +359,7 @@ def long_texts(conversations: list[dict[str, Any]], count: int) -> list[str]:
     """Documents of consecutive turns, each long enough to be cut at 256 tokens."""
     turns = [text for c in conversations for _, text in c["turns"]]
     docs, current = [], ""
-    for text in turns * 4:  # quick runs have few turns: go round again
+    for text in itertools.cycle(turns) if turns else ():  # quick runs: round again
         current = f"{current} {text}".strip()
         if len(current) >= 1600:  # about 350 tokens of conversation
             docs.append(current)
@@ -400,17 +407,8 @@ def long_worker(budget: int, texts_file: Path) -> None:
 def long_runs(texts_file: Path) -> list[dict[str, Any]]:
     rows = []
     for budget in LONG_BUDGETS:
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.embedders", "--long", str(budget), str(texts_file)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"long texts at {budget} tokens failed:\n{done.stderr[-3000:]}")
-        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        row = rows[-1]
+        row = in_a_process("--long", str(budget), str(texts_file))
+        rows.append(row)
         print(
             f"long texts, {budget} tokens a run: peak +{row['peak_over_loaded_mb']} MB, "
             f"kept {row['kept_mb']} MB, {row['texts_per_s']} texts/s",

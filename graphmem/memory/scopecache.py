@@ -219,23 +219,24 @@ class ScopeCache:
                 ):
                     pages.add(rows)
             except ScopeTooLarge:
-                self._mark_too_large(key, now)
-                self._held.pop(key)
+                self._not_held(key, now)
                 return None
             view = await _build(pages)
             read_at = now
         if len(view) > self.scope_limit:
-            self._mark_too_large(key, now)
-            self._held.pop(key)
+            self._not_held(key, now)
             return None
         if not self._held.put(key, Held(view, epoch, version, read_at), view.nbytes):
             # Larger than the whole cache: held by no one, it would be read whole again for
             # every search of it, each read a transient of the scope's size. The graph's
             # indexes answer those searches instead.
-            self._mark_too_large(key, now)
+            self._not_held(key, now)
         return view
 
-    def _mark_too_large(self, key: Key, now: float) -> None:
+    def _not_held(self, key: Key, now: float) -> None:
+        """The scope is too large to hold: let its view go, and search it in the graph
+        for ``too_large_for``."""
+        self._held.pop(key)
         self._too_large[key] = now + self.too_large_for
         if len(self._too_large) > TOO_LARGE_MARKS:  # scopes never searched again
             for stale in [k for k, until in self._too_large.items() if until < now]:

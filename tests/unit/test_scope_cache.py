@@ -49,13 +49,13 @@ def test_the_lru_refuses_a_value_larger_than_its_bound_and_replaces_in_place() -
 def test_too_large_marks_expire_and_stay_bounded() -> None:
     cache = ScopeCache(cast(Any, None), cast(Any, object()), DIM, too_large_for=60.0)
     now = time.monotonic()
-    cache._mark_too_large(("t", scope_key(None, "a")), now)
+    cache._not_held(("t", scope_key(None, "a")), now)
     assert not cache.likely("t", None, "a") and cache.likely("t", None, "b")
-    cache._mark_too_large(("t", scope_key(None, "a")), now - 61)  # marked a minute ago
+    cache._not_held(("t", scope_key(None, "a")), now - 61)  # marked a minute ago
     assert cache.likely("t", None, "a") and not cache._too_large  # expired, and dropped
     for n in range(TOO_LARGE_MARKS):  # scopes marked once and never searched again
-        cache._mark_too_large(("t", scope_key(f"s{n}", None)), now - 61)
-    cache._mark_too_large(("t", scope_key(None, "c")), now)
+        cache._not_held(("t", scope_key(f"s{n}", None)), now - 61)
+    cache._not_held(("t", scope_key(None, "c")), now)
     assert list(cache._too_large) == [("t", scope_key(None, "c"))]
 
 

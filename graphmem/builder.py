@@ -332,7 +332,8 @@ class MemoryBuilder:
             .with_admission(
                 RedisAdmission(hot.client),
                 AdmissionLimits(
-                    requests_per_second=settings.rate_limit_per_second,
+                    cost_per_second=settings.rate_limit_per_second,
+                    expensive_cost=settings.expensive_cost,
                     concurrent_expensive=settings.max_concurrent_expensive,
                     max_memories=settings.quota_memories,
                     max_bytes=settings.quota_bytes,

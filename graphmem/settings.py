@@ -290,10 +290,20 @@ class Settings(BaseSettings):
     max_batch_items: int = Field(500, ge=1)
     #: the MCP event stream (GET /mcp) ends after this many seconds; clients reconnect
     mcp_stream_seconds: float = Field(60.0, gt=0, le=3600)
-    #: per tenant (API key): requests per second, and expensive operations (recall,
-    #: search, spill ...) at once; 0 switches a limit off
-    rate_limit_per_second: int = Field(1000, ge=0)
+    #: per tenant (API key), across replicas: cost units per second (1 per operation,
+    #: ``expensive_cost`` more per expensive field: recall, search, spill ...), and
+    #: expensive fields at once; 0 switches a limit off
+    rate_limit_per_second: int = Field(500, ge=0)
+    expensive_cost: int = Field(10, ge=1)
     max_concurrent_expensive: int = Field(8, ge=0)
+    #: one API process's time shared between tenants (api/fairshare.py): operations at
+    #: once, and per tenant while others are active; seconds of running time per second
+    #: divided among the active tenants; how long and how many deep a tenant may wait
+    fair_slots: int = Field(8, ge=1)
+    fair_tenant_slots: int = Field(2, ge=1)
+    fair_capacity: float = Field(1.0, gt=0)
+    fair_max_wait_seconds: float = Field(1.0, gt=0, le=30)
+    fair_max_queued: int = Field(64, ge=1)
     #: per tenant: memories and bytes of content it may store (0: no quota)
     quota_memories: int = Field(0, ge=0)
     quota_bytes: int = Field(0, ge=0)

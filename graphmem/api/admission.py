@@ -1,13 +1,26 @@
-"""Admission control at the GraphQL edge: every operation counts against its tenant's
-requests per second, and operations whose root fields are expensive hold one of the
-tenant's slots while they run (``memory/admission.py`` keeps the counts)."""
+"""Admission control at the GraphQL edge, by cost: each operation was counted when it
+took its turn (``limits.FairTurns``); here the expensive root fields it will run are
+counted, however written (aliases, inline fragments, fragment spreads), before it runs.
+Each one costs ``expensive_cost`` units and holds one of the tenant's expensive slots
+(``memory/admission.py`` keeps the counts), and weighs the operation's turn."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from graphql import FieldNode, OperationDefinitionNode
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+)
+from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
+
+from .limits import TURN_SCOPE_KEY
 
 #: root fields that embed, rank, or write in bulk: each holds a slot while it runs
 EXPENSIVE = frozenset(
@@ -27,6 +40,53 @@ EXPENSIVE = frozenset(
     }
 )
 
+#: counts stop here: an operation past any tenant's limit is refused whatever its count
+_CAP = 1_000
+
+
+def expensive_fields(document: DocumentNode, operation_name: str | None) -> int:
+    """How many expensive root fields the chosen operation executes, every fragment at
+    the root expanded (each visited once per spread; cycles count nothing: validation
+    refuses them)."""
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    memo: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def count(selection_set: SelectionSetNode) -> int:
+        total = 0
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                total += selection.name.value in EXPENSIVE
+            elif isinstance(selection, InlineFragmentNode):
+                total += count(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode):
+                total += spread(selection.name.value)
+            if total >= _CAP:
+                return _CAP
+        return total
+
+    def spread(name: str) -> int:
+        if name in memo:
+            return memo[name]
+        definition = fragments.get(name)
+        if definition is None or name in visiting:
+            return 0
+        visiting.add(name)
+        memo[name] = count(definition.selection_set)
+        visiting.discard(name)
+        return memo[name]
+
+    for definition in document.definitions:
+        if not isinstance(definition, OperationDefinitionNode):
+            continue
+        name = definition.name.value if definition.name else None
+        if operation_name not in (None, name):
+            continue
+        return count(definition.selection_set)
+    return 0
+
 
 class AdmissionControl(SchemaExtension):
     async def on_execute(self) -> AsyncIterator[None]:
@@ -36,25 +96,18 @@ class AdmissionControl(SchemaExtension):
         if memory is None or tenant is None:
             yield
             return
-        await memory.admission.request(tenant)
-        if self._expensive():
-            async with memory.admission.expensive(tenant):
-                yield
-        else:
-            yield
-
-    def _expensive(self) -> bool:
-        context = self.execution_context
+        request = values.get("request")
+        if not isinstance(request, Request):
+            # A subscription over a WebSocket took no turn at the edge: count it here.
+            await memory.admission.request(tenant)
         document = context.graphql_document
-        if document is None:
-            return False
-        for definition in document.definitions:
-            if not isinstance(definition, OperationDefinitionNode):
-                continue
-            name = definition.name.value if definition.name else None
-            if context.operation_name not in (None, name):
-                continue
-            for selection in definition.selection_set.selections:
-                if isinstance(selection, FieldNode) and selection.name.value in EXPENSIVE:
-                    return True
-        return False
+        count = 0 if document is None else expensive_fields(document, context.operation_name)
+        if not count:
+            yield
+            return
+        if isinstance(request, Request):
+            turn = request.scope.get(TURN_SCOPE_KEY)
+            if turn is not None:
+                turn.weigh(count)
+        async with memory.admission.expensive(tenant, count):
+            yield

@@ -30,8 +30,9 @@ from ..settings import Settings, load_settings
 from . import bodies, ide
 from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
 from .errors import error_response
+from .fairshare import FairShare, ShareLimits
 from .guard import Limits
-from .limits import BodyLimit, StreamLifetime
+from .limits import BodyLimit, FairTurns, StreamLifetime
 from .mcp import envelope_problem as mcp_envelope_problem
 from .mcp import http_app as mcp_http_app
 from .schema import build_schema
@@ -180,15 +181,28 @@ def create_app(
         keys=keys,
         connection_init_wait_timeout=timedelta(seconds=10),
     )
+    # One share for /graphql and /mcp alike: they draw on the same event loop.
+    share = FairShare(
+        ShareLimits(
+            slots=settings.fair_slots,
+            tenant_slots=settings.fair_tenant_slots,
+            capacity=settings.fair_capacity,
+            max_wait=settings.fair_max_wait_seconds,
+            max_queued=settings.fair_max_queued,
+        )
+    )
     protected = BearerAuth(
-        BodyLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds), keys
+        BodyLimit(
+            FairTurns(graphql, share), settings.max_body_bytes, settings.body_timeout_seconds
+        ),
+        keys,
     )
     holder: dict[str, Memory] = {}
     mcp_app, mcp_sessions = mcp_http_app(lambda: holder["service"], settings.mcp_allowed_hosts)
     mcp = BearerAuth(
         StreamLifetime(
             BodyLimit(
-                bodies.JsonObjectBody(mcp_app, mcp_envelope_problem),
+                FairTurns(bodies.JsonObjectBody(mcp_app, mcp_envelope_problem), share),
                 settings.max_body_bytes,
                 settings.body_timeout_seconds,
             ),

@@ -1,5 +1,6 @@
-"""Request limits at the HTTP edge: body size (ASGI middleware). Operation cost is in
-``guard``."""
+"""Request limits at the HTTP edge (ASGI middleware): body size and arrival, the life of
+an event stream, and each tenant's turn at the process (``fairshare``). Operation cost
+is in ``guard`` and ``admission``."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import asyncio
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import ErrorCode
+from ..errors import ErrorCode, RateLimited
+from .auth import TENANT_SCOPE_KEY
 from .errors import error_response
+from .fairshare import FairShare
 
 #: where BodyLimit leaves the body it read, for the middleware inside it
 BODY_SCOPE_KEY = "graphmem.body"
@@ -119,3 +122,40 @@ class StreamLifetime:
                     408, "the stream's time is up; reconnect", ErrorCode.BAD_INPUT
                 )
                 await response(scope, receive, send)
+
+
+#: where FairTurns leaves the granted turn, for the cost check that weighs it
+TURN_SCOPE_KEY = "graphmem.turn"
+
+
+class FairTurns:
+    """Every POST takes a turn of its tenant's fair share of the process (``fairshare``)
+    after its body is read (a trickling body holds no turn), then counts one unit
+    against the tenant's cost per second, shared by every replica (invalid requests
+    count too). Long-lived GET streams and WebSockets take no turn."""
+
+    def __init__(self, app: ASGIApp, share: FairShare) -> None:
+        self.app = app
+        self.share = share
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        tenant = scope.get(TENANT_SCOPE_KEY)
+        if scope["type"] != "http" or scope.get("method") != "POST" or not tenant:
+            await self.app(scope, receive, send)
+            return
+        entered = False
+        try:
+            async with self.share.turn(tenant) as turn:
+                service = getattr(scope["app"].state, "service", None)
+                if service is not None:
+                    await service.admission.request(tenant)
+                entered = True
+                await self.app({**scope, TURN_SCOPE_KEY: turn}, receive, send)
+        except RateLimited as exc:
+            if entered:
+                raise
+            response = error_response(429, exc.message, exc.code, **exc.details)
+            retry_ms = exc.details.get("retryAfterMs")
+            if isinstance(retry_ms, int):
+                response.headers["retry-after"] = str(max(1, -(-retry_ms // 1000)))
+            await response(scope, receive, send)

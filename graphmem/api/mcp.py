@@ -105,8 +105,8 @@ def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
 
 
 async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
-    """Run one tool under the tenant's admission limits; returns JSON-ready data."""
-    await service.admission.request(tenant)
+    """Run one tool under the tenant's admission limits (the request itself was counted
+    at the edge, ``limits.FairTurns``); returns JSON-ready data."""
     if name in ("memory_recall", "memory_spill"):
         async with service.admission.expensive(tenant):
             return await _call(service, tenant, name, args)

@@ -1,7 +1,9 @@
 """Admission control: no tenant may crowd out the others.
 
-Per tenant (an API key decides the tenant): requests per second, expensive operations
-(recall, search, spill ...) in flight at once, and the memories and bytes it may store.
+Per tenant (an API key decides the tenant): cost units per second (one per operation,
+valid or not, and ``expensive_cost`` more for each expensive field it runs: recall,
+search, spill ...), expensive fields in flight at once, and the memories and bytes it
+may store. How one process's time is shared between tenants is ``api/fairshare.py``.
 The counters live in Redis (``stores/redis/admission.py``) so every replica enforces one
 limit. If Redis cannot be asked, requests are admitted: Redis being down already fails
 every write, and reads should not fail for want of a counter.
@@ -17,7 +19,7 @@ from contextlib import asynccontextmanager
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import GraphmemError, QuotaExceeded, RateLimited
+from ..errors import BadInput, GraphmemError, QuotaExceeded, RateLimited
 from ..metrics import Metrics
 from ..stores import AdmissionStore
 
@@ -32,7 +34,8 @@ class AdmissionLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    requests_per_second: int = Field(1000, ge=0)
+    cost_per_second: int = Field(500, ge=0)
+    expensive_cost: int = Field(10, ge=1)
     concurrent_expensive: int = Field(8, ge=0)
     max_memories: int = Field(0, ge=0)
     max_bytes: int = Field(0, ge=0)
@@ -51,14 +54,14 @@ class Admission:
         self.metrics = metrics
         self.exact_usage = exact_usage
 
-    async def request(self, tenant: str) -> None:
-        """Count one request; RATE_LIMITED past the tenant's requests per second."""
-        limit = self.limits.requests_per_second
-        if self.store is None or not limit:
+    async def request(self, tenant: str, cost: int = 1) -> None:
+        """Count ``cost`` units; RATE_LIMITED past the tenant's cost per second."""
+        limit = self.limits.cost_per_second
+        if self.store is None or not limit or cost <= 0:
             return
         now = time.time()
         try:
-            count = await self.store.hit(tenant, int(now))
+            count = await self.store.hit(tenant, int(now), cost)
         except GraphmemError as exc:
             log.warning("rate limit not checked: %s", exc)
             return
@@ -66,21 +69,37 @@ class Admission:
             self.metrics.refused.labels(tenant, "rate").inc()
             retry_ms = max(1, int(1000 * (1 - (now % 1))))
             raise RateLimited(
-                f"more than {limit} requests per second for this key; retry in {retry_ms} ms",
+                f"more than {limit} cost units per second for this key (an operation costs"
+                f" 1, each expensive field {self.limits.expensive_cost} more);"
+                f" retry in {retry_ms} ms",
                 retryAfterMs=retry_ms,
             )
 
-    @asynccontextmanager
-    async def expensive(self, tenant: str) -> AsyncIterator[None]:
-        """Hold one of the tenant's slots for expensive work; RATE_LIMITED if none is free."""
+    def check_expensive(self, count: int) -> None:
+        """BAD_INPUT for an operation with more expensive fields than the tenant may run
+        at once: it could never be admitted, so it is not worth a retry."""
         limit = self.limits.concurrent_expensive
+        if limit and count > limit:
+            raise BadInput(
+                f"the operation runs {count} expensive fields (recall, search, spill ...,"
+                f" aliases and fragments counted); at most {limit} may run at once",
+                reason="TOO_COSTLY",
+            )
+
+    @asynccontextmanager
+    async def expensive(self, tenant: str, count: int = 1) -> AsyncIterator[None]:
+        """Hold ``count`` of the tenant's slots for expensive work, and charge their cost;
+        RATE_LIMITED if not enough are free."""
+        limit = self.limits.concurrent_expensive
+        self.check_expensive(count)
+        await self.request(tenant, count * self.limits.expensive_cost)
         if self.store is None or not limit:
             yield
             return
         token = uuid.uuid4().hex
         try:
             granted = await self.store.acquire(
-                tenant, token, limit, int(time.time() * 1000), SLOT_TTL_MS
+                tenant, token, limit, int(time.time() * 1000), SLOT_TTL_MS, count
             )
         except GraphmemError as exc:
             log.warning("concurrency limit not checked: %s", exc)
@@ -88,8 +107,8 @@ class Admission:
         if not granted:
             self.metrics.refused.labels(tenant, "concurrency").inc()
             raise RateLimited(
-                f"{limit} expensive operations (recall, search, spill ...) already run for "
-                "this key; retry when one finishes",
+                f"{limit} expensive fields (recall, search, spill ...) at once for this key,"
+                f" and this operation needs {count} more; retry when one finishes",
                 retryAfterMs=100,
             )
         try:
@@ -97,7 +116,7 @@ class Admission:
         finally:
             if token:
                 try:
-                    await self.store.release(tenant, token)
+                    await self.store.release(tenant, token, count)
                 except GraphmemError as exc:  # the slot expires by itself
                     log.warning("expensive slot not released: %s", exc)
 

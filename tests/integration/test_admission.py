@@ -3,6 +3,7 @@ quotas, counted in Redis so every replica enforces one limit."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -70,3 +71,85 @@ async def test_quota_of_memories_per_tenant(stack: Stack) -> None:
         await api.data("mutation($i: ID!) { forget(itemId: $i) }", {"i": ids[0]}, tenant=a)
         again = await api.gql(ADD, {"input": {"sessionId": "q", "content": "m3"}}, tenant=a)
         assert "errors" not in again, again
+
+
+FRAGMENT_SEARCH = '{ ... on Query { search(query: "anything", limit: 3) { score } } }'
+SPREAD_SEARCH = (
+    'query { ...S } fragment S on Query { search(query: "anything", limit: 3) { score } }'
+)
+
+
+def aliased_searches(n: int) -> str:
+    fields = " ".join(f's{i}: search(query: "q{i}", limit: 1) {{ score }}' for i in range(n))
+    return "{ " + fields + " }"
+
+
+async def test_expensive_fields_are_counted_however_they_are_wrapped(stack: Stack) -> None:
+    async with limited_api(stack, max_concurrent_expensive=1) as api:
+        a, _ = list(api.keys)
+        memory = api.app.state.service
+        async with memory.admission.expensive(a):
+            for query in (FRAGMENT_SEARCH, SPREAD_SEARCH):
+                assert codes([await api.gql(query, tenant=a)]) == ["RATE_LIMITED"], query
+        for query in (FRAGMENT_SEARCH, SPREAD_SEARCH):
+            assert "errors" not in await api.gql(query, tenant=a), query
+
+
+async def test_aliased_searches_each_count_and_past_the_limit_are_refused(stack: Stack) -> None:
+    async with limited_api(stack, max_concurrent_expensive=4, rate_limit_per_second=0) as api:
+        a, _ = list(api.keys)
+        over = await api.gql(aliased_searches(15), tenant=a)
+        assert codes([over]) == ["BAD_INPUT"]
+        assert over["errors"][0]["extensions"]["reason"] == "TOO_COSTLY"
+        assert "15 expensive fields" in over["errors"][0]["message"]
+        memory = api.app.state.service
+        async with memory.admission.expensive(a, 2):  # two of the four slots are held
+            assert codes([await api.gql(aliased_searches(3), tenant=a)]) == ["RATE_LIMITED"]
+            assert "errors" not in await api.gql(aliased_searches(2), tenant=a)
+    # cost units: each search costs 10 more than the operation
+    async with limited_api(stack, rate_limit_per_second=25) as api:
+        a, b = list(api.keys)
+        first = await api.gql(aliased_searches(2), tenant=a)  # 21 units
+        second = await api.gql(aliased_searches(1), tenant=a)  # 11 more: past 25
+        if codes([second]) != ["RATE_LIMITED"]:  # a second boundary fell between them
+            second = await api.gql(aliased_searches(3), tenant=a)
+        assert "errors" not in first
+        assert codes([second]) == ["RATE_LIMITED"]
+        assert "errors" not in await api.gql(aliased_searches(2), tenant=b)
+
+
+async def test_invalid_requests_are_counted(stack: Stack) -> None:
+    async with limited_api(stack, rate_limit_per_second=5) as api:
+        a, b = list(api.keys)
+        bodies = [await api.gql("{ nosuchfield }", tenant=a) for _ in range(12)]
+        bodies += [await api.gql("{ broken", tenant=a) for _ in range(12)]
+        assert "RATE_LIMITED" in codes(bodies), codes(bodies)
+        assert "errors" not in await api.gql('{ hot(sessionId: "s") { id } }', tenant=b)
+
+
+async def test_a_flooding_tenant_waits_its_turn_while_another_is_served(stack: Stack) -> None:
+    """Tenant a sends 40 requests at once into a process of 2 slots (1 per tenant while
+    others are active, 0.1 s of running time per second between them): a's are held
+    back and the excess refused with 429 and Retry-After, b's all answer."""
+    async with limited_api(
+        stack,
+        rate_limit_per_second=0,
+        fair_slots=2,
+        fair_tenant_slots=1,
+        fair_capacity=0.1,
+        fair_max_wait_seconds=0.3,
+        fair_max_queued=8,
+    ) as api:
+        a, b = list(api.keys)
+        assert "errors" not in await api.gql('{ hot(sessionId: "s") { id } }', tenant=b)
+        query = '{ hot(sessionId: "s") { id } }'
+        flood = [api.raw(query, tenant=a) for _ in range(40)]
+        light = [api.raw(query, tenant=b) for _ in range(5)]
+        answers = await asyncio.gather(*flood, *light)
+        mine, theirs = answers[:40], answers[40:]
+        assert all(r.status_code == 200 and "errors" not in r.json() for r in theirs)
+        refused = [r for r in mine if r.status_code == 429]
+        assert refused, [r.status_code for r in mine]
+        assert all(r.json()["errors"][0]["extensions"]["code"] == "RATE_LIMITED" for r in refused)
+        assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+        assert all(r.status_code in (200, 429) for r in mine)

@@ -1,0 +1,239 @@
+"""Fair shares of one API process's time between tenants.
+
+One process serves every tenant from one event loop, so a tenant that sends work flat
+out (cheap or expensive, valid or not) takes the loop's time from everybody else. A
+per-tenant request rate cannot fix that: it counts requests, not what they cost, and a
+rate high enough for one busy tenant alone is more than the process serves.
+
+Here every operation takes a *turn* before it runs:
+
+- at most ``slots`` operations run at once in the process;
+- while more than one tenant is active (sent something in the last ``active_window``
+  seconds), each tenant runs at most ``tenant_slots`` at once and spends at most
+  ``capacity / active tenants`` seconds of running time per second: a tenant's balance
+  is debited with the time each of its operations held a turn (times its weight: an
+  operation with four searches runs four at once) plus ``overhead`` for the work done
+  before a turn is asked (HTTP parsing, the key, the body), and refilled at its rate;
+- a tenant alone is not slowed: it may use every slot (its balance still counts, so a
+  tenant that had the process to itself yields at once when another arrives);
+- a tenant whose operation cannot start waits in its own queue (waiting costs no CPU),
+  at most ``max_wait`` seconds and at most ``max_queued`` operations deep; past either
+  it is refused with ``RATE_LIMITED`` and ``retryAfterMs``. The waiting tenant with the
+  most credit goes first, so a light tenant is never queued behind a heavy one.
+
+The shares are per process on purpose: the loop's time is what they divide, and each
+replica has its own. The limits that must hold across replicas (cost per second,
+expensive operations at once) are counted in Redis (``memory/admission.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from ..errors import RateLimited
+
+
+@dataclass(frozen=True)
+class ShareLimits:
+    slots: int = 8
+    tenant_slots: int = 2
+    #: seconds of running time per second divided among the active tenants
+    capacity: float = 1.0
+    max_wait: float = 1.0
+    max_queued: int = 64
+    active_window: float = 2.0
+    #: the most credit a tenant may bank (seconds of running time)
+    burst: float = 0.2
+    #: seconds charged per operation for what runs before its turn (HTTP, key, body)
+    overhead: float = 0.0005
+
+
+@dataclass
+class _Tenant:
+    balance: float
+    stamp: float
+    seen: float
+    running: int = 0
+    waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
+
+
+class Turn:
+    """A granted turn; ``weigh`` says how many operations it runs at once (known only
+    once its document is parsed)."""
+
+    __slots__ = ("weight",)
+
+    def __init__(self) -> None:
+        self.weight = 1
+
+    def weigh(self, weight: int) -> None:
+        self.weight = max(1, weight)
+
+
+class FairShare:
+    def __init__(self, limits: ShareLimits, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self.clock = clock
+        self.running = 0
+        self._tenants: dict[str, _Tenant] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._pruned = 0.0
+
+    @asynccontextmanager
+    async def turn(self, tenant: str) -> AsyncIterator[Turn]:
+        now = self.clock()
+        state = self._tenant(tenant, now)
+        if state.waiting or not self._may_start(state, now):
+            await self._wait(state, now)
+        else:
+            self._start(state)
+        granted = Turn()
+        started = self.clock()
+        try:
+            yield granted
+        finally:
+            self._finish(state, (self.clock() - started) * granted.weight)
+
+    def active(self, now: float | None = None) -> int:
+        now = self.clock() if now is None else now
+        since = now - self.limits.active_window
+        return sum(1 for t in self._tenants.values() if t.seen >= since or t.running)
+
+    # -- bookkeeping ------------------------------------------------------------------
+
+    def _tenant(self, tenant: str, now: float) -> _Tenant:
+        state = self._tenants.get(tenant)
+        if state is None:
+            state = self._tenants[tenant] = _Tenant(self.limits.burst, now, now)
+        state.seen = now
+        if now - self._pruned > self.limits.active_window:
+            self._prune(now)
+        return state
+
+    def _prune(self, now: float) -> None:
+        """Forget tenants idle past the window whose debt is paid: the map stays as
+        small as the set of tenants active lately."""
+        self._pruned = now
+        since = now - self.limits.active_window
+        for name, state in list(self._tenants.items()):
+            if state.seen < since and not state.running and not state.waiting:
+                self._refill(state, now, self.active(now))
+                if state.balance >= 0:
+                    del self._tenants[name]
+
+    def _rate(self, active: int) -> float:
+        return self.limits.capacity / max(1, active)
+
+    def _refill(self, state: _Tenant, now: float, active: int) -> None:
+        elapsed = now - state.stamp
+        if elapsed > 0:
+            state.balance = min(self.limits.burst, state.balance + elapsed * self._rate(active))
+            state.stamp = now
+
+    def _may_start(self, state: _Tenant, now: float) -> bool:
+        if self.running >= self.limits.slots:
+            return False
+        active = self.active(now)
+        if active <= 1:
+            return True
+        self._refill(state, now, active)
+        return state.running < self.limits.tenant_slots and state.balance > 0
+
+    def _start(self, state: _Tenant) -> None:
+        state.running += 1
+        self.running += 1
+
+    def _finish(self, state: _Tenant, held: float) -> None:
+        state.running -= 1
+        self.running -= 1
+        now = state.seen = self.clock()
+        active = self.active(now)
+        self._refill(state, now, active)
+        # Debt is capped at what the tenant repays in half the longest wait: one slow
+        # operation delays its tenant's next one, but never past a refusal.
+        floor = -self._rate(active) * self.limits.max_wait / 2
+        state.balance = max(floor, state.balance - held - self.limits.overhead)
+        self._dispatch()
+
+    # -- waiting ----------------------------------------------------------------------
+
+    async def _wait(self, state: _Tenant, now: float) -> None:
+        if len(state.waiting) >= self.limits.max_queued:
+            raise self._refusal(state, now, "operations already wait")
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        state.waiting.append(waiter)
+        self._dispatch()
+        try:
+            async with asyncio.timeout(self.limits.max_wait):
+                await asyncio.shield(waiter)
+        except TimeoutError:
+            if not waiter.done():
+                waiter.cancel()
+                state.waiting.remove(waiter)
+                raise self._refusal(state, self.clock(), "the wait for a turn ran out") from None
+        except asyncio.CancelledError:
+            # The request went away: give back a turn granted in the meantime.
+            if waiter.done() and not waiter.cancelled():
+                self._finish(state, 0.0)
+            else:
+                waiter.cancel()
+                if waiter in state.waiting:
+                    state.waiting.remove(waiter)
+            raise
+
+    def _refusal(self, state: _Tenant, now: float, why: str) -> RateLimited:
+        active = self.active(now)
+        debt = max(0.0, -state.balance)
+        retry_ms = max(50, min(5_000, int(1000 * debt / self._rate(active)) + 50))
+        return RateLimited(
+            f"this tenant is over its share of the server ({why}); retry in {retry_ms} ms",
+            retryAfterMs=retry_ms,
+        )
+
+    def _dispatch(self) -> None:
+        """Start waiting operations while slots are free, the tenant with the most credit
+        first; if only indebted tenants wait, look again when the first is paid up."""
+        now = self.clock()
+        active = self.active(now)
+        while self.running < self.limits.slots:
+            best: _Tenant | None = None
+            for state in self._tenants.values():
+                while state.waiting and state.waiting[0].done():
+                    state.waiting.popleft()
+                if not state.waiting:
+                    continue
+                if active > 1:
+                    self._refill(state, now, active)
+                    if state.running >= self.limits.tenant_slots or state.balance <= 0:
+                        continue
+                if best is None or state.balance > best.balance:
+                    best = state
+            if best is None:
+                break
+            self._start(best)
+            best.waiting.popleft().set_result(None)
+        self._wake_later(now, active)
+
+    def _wake_later(self, now: float, active: int) -> None:
+        due = [
+            -state.balance / self._rate(active)
+            for state in self._tenants.values()
+            if state.waiting and state.balance <= 0 and state.running < self.limits.tenant_slots
+        ]
+        if not due or self.running >= self.limits.slots:
+            return
+        delay = min(due) + 0.001
+        if self._timer is not None:
+            if self._timer.when() <= asyncio.get_running_loop().time() + delay:
+                return
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(delay, self._wake)
+
+    def _wake(self) -> None:
+        self._timer = None
+        self._dispatch()

@@ -1,0 +1,182 @@
+"""The process's fair share between tenants (graphmem/api/fairshare.py), on asyncio with
+a clock the test moves: turns, waits, debts and refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+
+from graphmem.api.fairshare import FairShare, ShareLimits, Turn
+from graphmem.errors import RateLimited
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Holder:
+    """Holds a tenant's turn until released."""
+
+    def __init__(self, share: FairShare, tenant: str) -> None:
+        self.share, self.tenant = share, tenant
+        self.granted = asyncio.Event()
+        self.release = asyncio.Event()
+        self.error: BaseException | None = None
+        self.turn: Turn | None = None
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            async with self.share.turn(self.tenant) as turn:
+                self.turn = turn
+                self.granted.set()
+                await self.release.wait()
+        except RateLimited as exc:
+            self.error = exc
+            self.granted.set()
+
+    async def done(self) -> None:
+        self.release.set()
+        await self.task
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+@contextlib.asynccontextmanager
+async def holders(*items: Holder) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        for h in items:
+            h.release.set()
+        await asyncio.gather(*(h.task for h in items), return_exceptions=True)
+
+
+async def test_a_tenant_alone_may_use_every_slot() -> None:
+    share = FairShare(ShareLimits(slots=3, tenant_slots=1), Clock())
+    held = [Holder(share, "b") for _ in range(4)]
+    async with holders(*held):
+        await settle()
+        assert [h.granted.is_set() for h in held] == [True, True, True, False]
+        await held[0].done()
+        await settle()
+        assert held[3].granted.is_set()
+
+
+async def test_a_light_tenant_goes_before_a_heavy_tenants_queue() -> None:
+    clock = Clock()
+    share = FairShare(ShareLimits(slots=2, tenant_slots=2, max_wait=5), clock)
+    running = [Holder(share, "b") for _ in range(2)]
+    await settle()
+    queued = [Holder(share, "b") for _ in range(5)]
+    light = Holder(share, "c")
+    async with holders(*running, *queued, light):
+        await settle()
+        assert not light.granted.is_set()
+        await running[0].done()  # the next free slot goes to c, not b's queue
+        await settle()
+        assert light.granted.is_set() and light.error is None
+        assert not any(h.granted.is_set() for h in queued)
+
+
+async def test_while_others_are_active_a_tenant_runs_at_most_its_slots() -> None:
+    share = FairShare(ShareLimits(slots=8, tenant_slots=2, max_wait=5), Clock())
+    other = Holder(share, "c")
+    await settle()
+    heavy = [Holder(share, "b") for _ in range(4)]
+    async with holders(other, *heavy):
+        await settle()
+        assert sum(h.granted.is_set() for h in heavy) == 2
+
+
+async def test_a_tenant_in_debt_waits_for_its_share_then_runs() -> None:
+    clock = Clock()
+    limits = ShareLimits(slots=8, tenant_slots=2, capacity=1.0, max_wait=1.0, overhead=0.0)
+    share = FairShare(limits, clock)
+    other = Holder(share, "c")
+    await settle()
+    first = Holder(share, "b")
+    await settle()
+    clock.now += 10.0  # b held its turn 10 s: deep in debt, capped at rate * max_wait / 2
+    await first.done()
+    late = Holder(share, "b")
+    async with holders(other, late):
+        await settle()
+        assert not late.granted.is_set()
+        # two tenants active: b refills at 0.5 s/s, its debt (0.25 s) is paid in 0.5 s
+        clock.now += 0.6
+        await asyncio.sleep(0.6)
+        await settle()
+        assert late.granted.is_set() and late.error is None
+
+
+async def test_the_wait_is_bounded_and_the_refusal_says_when_to_retry() -> None:
+    clock = Clock()
+    share = FairShare(ShareLimits(slots=1, tenant_slots=1, max_wait=0.05), clock)
+    blocker = Holder(share, "b")
+    await settle()
+    waiting = Holder(share, "b")
+    async with holders(blocker, waiting):
+        await asyncio.wait_for(waiting.granted.wait(), 2)
+        assert isinstance(waiting.error, RateLimited)
+        assert waiting.error.details["retryAfterMs"] > 0
+        assert share.running == 1
+
+
+async def test_a_tenants_queue_is_bounded() -> None:
+    share = FairShare(ShareLimits(slots=1, max_queued=2, max_wait=5), Clock())
+    blocker = Holder(share, "b")
+    await settle()
+    queued = [Holder(share, "b") for _ in range(3)]
+    async with holders(blocker, *queued):
+        await settle()
+        refused = [h for h in queued if h.error is not None]
+        assert len(refused) == 1 and isinstance(refused[0].error, RateLimited)
+
+
+async def test_a_cancelled_wait_gives_its_turn_back() -> None:
+    share = FairShare(ShareLimits(slots=1, max_wait=5), Clock())
+    blocker = Holder(share, "b")
+    await settle()
+    waiting = Holder(share, "b")
+    await settle()
+    waiting.task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting.task
+    await blocker.done()
+    assert share.running == 0
+    after = Holder(share, "b")
+    async with holders(after):
+        await settle()
+        assert after.granted.is_set() and share.running == 1
+
+
+async def test_a_weighed_turn_is_charged_for_each_operation_it_runs() -> None:
+    clock = Clock()
+    limits = ShareLimits(slots=8, capacity=1.0, burst=0.2, max_wait=4.0, overhead=0.0)
+    share = FairShare(limits, clock)
+    other = Holder(share, "c")
+    await settle()
+
+    async def run(weight: int) -> float:
+        async with share.turn("b") as turn:
+            turn.weigh(weight)
+            clock.now += 0.1
+        return share._tenants["b"].balance
+
+    async with holders(other):
+        light = await run(1)
+        clock.now += 10  # refilled to the burst
+        heavy = await run(4)
+    assert light == pytest.approx(0.2 - 0.1 + 0.0, abs=0.06)
+    assert heavy < light - 0.2

@@ -10,10 +10,12 @@ Here every operation takes a *turn* before it runs:
 - at most ``slots`` operations run at once in the process;
 - while more than one tenant is active (sent something in the last ``active_window``
   seconds), each tenant runs at most ``tenant_slots`` at once and spends at most
-  ``capacity / active tenants`` seconds of running time per second: a tenant's balance
-  is debited with the time each of its operations held a turn (times its weight: an
-  operation with four searches runs four at once) plus ``overhead`` for the work done
-  before a turn is asked (HTTP parsing, the key, the body), and refilled at its rate;
+  ``capacity / active tenants`` seconds of the process's CPU per second. Its balance is
+  debited with the CPU time that ran while its operations held their turns (split among
+  the turns running at the time, by weight: an operation with four searches runs four
+  at once), plus ``overhead`` for the work before a turn is asked (HTTP parsing, the
+  key, the body); it is refilled at the tenant's rate, and its debt is capped at what
+  the tenant repays in half of ``max_wait``;
 - a tenant alone is not slowed: it may use every slot (its balance still counts, so a
   tenant that had the process to itself yields at once when another arrives);
 - a tenant whose operation cannot start waits in its own queue (waiting costs no CPU),
@@ -42,12 +44,12 @@ from ..errors import RateLimited
 class ShareLimits:
     slots: int = 8
     tenant_slots: int = 2
-    #: seconds of running time per second divided among the active tenants
+    #: CPU seconds per second divided among the active tenants (the event loop is one)
     capacity: float = 1.0
     max_wait: float = 1.0
     max_queued: int = 64
     active_window: float = 2.0
-    #: the most credit a tenant may bank (seconds of running time)
+    #: the most credit a tenant may bank (CPU seconds)
     burst: float = 0.2
     #: seconds charged per operation for what runs before its turn (HTTP, key, body)
     overhead: float = 0.0005
@@ -63,24 +65,35 @@ class _Tenant:
 
 
 class Turn:
-    """A granted turn; ``weigh`` says how many operations it runs at once (known only
-    once its document is parsed)."""
+    """A granted turn and the CPU time charged to it so far; ``weigh`` says how many
+    operations it runs at once (known only once its document is parsed)."""
 
-    __slots__ = ("weight",)
+    __slots__ = ("share", "used", "weight")
 
-    def __init__(self) -> None:
+    def __init__(self, share: FairShare) -> None:
+        self.share = share
         self.weight = 1
+        self.used = 0.0
 
     def weigh(self, weight: int) -> None:
+        self.share._account()
         self.weight = max(1, weight)
 
 
 class FairShare:
-    def __init__(self, limits: ShareLimits, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        limits: ShareLimits,
+        clock: Callable[[], float] = time.monotonic,
+        cpu: Callable[[], float] = time.process_time,
+    ) -> None:
         self.limits = limits
         self.clock = clock
+        self.cpu = cpu
         self.running = 0
         self._tenants: dict[str, _Tenant] = {}
+        self._turns: set[Turn] = set()
+        self._cpu_mark = cpu()
         self._timer: asyncio.TimerHandle | None = None
         self._pruned = 0.0
 
@@ -92,12 +105,27 @@ class FairShare:
             await self._wait(state, now)
         else:
             self._start(state)
-        granted = Turn()
-        started = self.clock()
+        granted = Turn(self)
+        self._account()
+        self._turns.add(granted)
         try:
             yield granted
         finally:
-            self._finish(state, (self.clock() - started) * granted.weight)
+            self._account()
+            self._turns.discard(granted)
+            self._finish(state, granted.used)
+
+    def _account(self) -> None:
+        """Share the process's CPU time since the last event among the running turns,
+        by weight: a turn is charged with what ran while it did, whichever thread ran
+        it (validation in worker threads included), split with whatever else ran."""
+        now = self.cpu()
+        spent, self._cpu_mark = now - self._cpu_mark, now
+        if spent <= 0 or not self._turns:
+            return
+        total = sum(t.weight for t in self._turns)
+        for t in self._turns:
+            t.used += spent * t.weight / total
 
     def active(self, now: float | None = None) -> int:
         now = self.clock() if now is None else now

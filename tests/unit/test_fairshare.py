@@ -63,7 +63,7 @@ async def holders(*items: Holder) -> AsyncIterator[None]:
 
 
 async def test_a_tenant_alone_may_use_every_slot() -> None:
-    share = FairShare(ShareLimits(slots=3, tenant_slots=1), Clock())
+    share = FairShare(ShareLimits(slots=3, tenant_slots=1), Clock(), Clock())
     held = [Holder(share, "b") for _ in range(4)]
     async with holders(*held):
         await settle()
@@ -75,7 +75,7 @@ async def test_a_tenant_alone_may_use_every_slot() -> None:
 
 async def test_a_light_tenant_goes_before_a_heavy_tenants_queue() -> None:
     clock = Clock()
-    share = FairShare(ShareLimits(slots=2, tenant_slots=2, max_wait=5), clock)
+    share = FairShare(ShareLimits(slots=2, tenant_slots=2, max_wait=5), clock, clock)
     running = [Holder(share, "b") for _ in range(2)]
     await settle()
     queued = [Holder(share, "b") for _ in range(5)]
@@ -90,7 +90,7 @@ async def test_a_light_tenant_goes_before_a_heavy_tenants_queue() -> None:
 
 
 async def test_while_others_are_active_a_tenant_runs_at_most_its_slots() -> None:
-    share = FairShare(ShareLimits(slots=8, tenant_slots=2, max_wait=5), Clock())
+    share = FairShare(ShareLimits(slots=8, tenant_slots=2, max_wait=5), Clock(), Clock())
     other = Holder(share, "c")
     await settle()
     heavy = [Holder(share, "b") for _ in range(4)]
@@ -102,7 +102,7 @@ async def test_while_others_are_active_a_tenant_runs_at_most_its_slots() -> None
 async def test_a_tenant_in_debt_waits_for_its_share_then_runs() -> None:
     clock = Clock()
     limits = ShareLimits(slots=8, tenant_slots=2, capacity=1.0, max_wait=1.0, overhead=0.0)
-    share = FairShare(limits, clock)
+    share = FairShare(limits, clock, clock)
     other = Holder(share, "c")
     await settle()
     first = Holder(share, "b")
@@ -122,7 +122,7 @@ async def test_a_tenant_in_debt_waits_for_its_share_then_runs() -> None:
 
 async def test_the_wait_is_bounded_and_the_refusal_says_when_to_retry() -> None:
     clock = Clock()
-    share = FairShare(ShareLimits(slots=1, tenant_slots=1, max_wait=0.05), clock)
+    share = FairShare(ShareLimits(slots=1, tenant_slots=1, max_wait=0.05), clock, clock)
     blocker = Holder(share, "b")
     await settle()
     waiting = Holder(share, "b")
@@ -134,7 +134,7 @@ async def test_the_wait_is_bounded_and_the_refusal_says_when_to_retry() -> None:
 
 
 async def test_a_tenants_queue_is_bounded() -> None:
-    share = FairShare(ShareLimits(slots=1, max_queued=2, max_wait=5), Clock())
+    share = FairShare(ShareLimits(slots=1, max_queued=2, max_wait=5), Clock(), Clock())
     blocker = Holder(share, "b")
     await settle()
     queued = [Holder(share, "b") for _ in range(3)]
@@ -145,7 +145,7 @@ async def test_a_tenants_queue_is_bounded() -> None:
 
 
 async def test_a_cancelled_wait_gives_its_turn_back() -> None:
-    share = FairShare(ShareLimits(slots=1, max_wait=5), Clock())
+    share = FairShare(ShareLimits(slots=1, max_wait=5), Clock(), Clock())
     blocker = Holder(share, "b")
     await settle()
     waiting = Holder(share, "b")
@@ -161,22 +161,24 @@ async def test_a_cancelled_wait_gives_its_turn_back() -> None:
         assert after.granted.is_set() and share.running == 1
 
 
-async def test_a_weighed_turn_is_charged_for_each_operation_it_runs() -> None:
-    clock = Clock()
-    limits = ShareLimits(slots=8, capacity=1.0, burst=0.2, max_wait=4.0, overhead=0.0)
-    share = FairShare(limits, clock)
-    other = Holder(share, "c")
-    await settle()
-
-    async def run(weight: int) -> float:
+async def test_cpu_time_is_split_among_running_turns_by_weight() -> None:
+    clock, cpu = Clock(), Clock()
+    limits = ShareLimits(slots=8, capacity=1.0, burst=1.0, max_wait=4.0, overhead=0.0)
+    share = FairShare(limits, clock, cpu)
+    async with share.turn("c"):
         async with share.turn("b") as turn:
-            turn.weigh(weight)
-            clock.now += 0.1
-        return share._tenants["b"].balance
+            turn.weigh(4)  # four searches beside c's one operation
+            cpu.now += 0.5
+        cpu.now += 0.1  # c alone
+    b, c = share._tenants["b"].balance, share._tenants["c"].balance
+    assert b == pytest.approx(1.0 - 0.4)
+    assert c == pytest.approx(1.0 - 0.1 - 0.1)
 
-    async with holders(other):
-        light = await run(1)
-        clock.now += 10  # refilled to the burst
-        heavy = await run(4)
-    assert light == pytest.approx(0.2 - 0.1 + 0.0, abs=0.06)
-    assert heavy < light - 0.2
+
+async def test_waiting_costs_nothing_and_wall_time_is_not_charged() -> None:
+    clock, cpu = Clock(), Clock()
+    share = FairShare(ShareLimits(slots=8, burst=1.0, overhead=0.0), clock, cpu)
+    async with share.turn("b"):
+        clock.now += 5.0  # waiting on Neo4j: no CPU
+        cpu.now += 0.01
+    assert share._tenants["b"].balance == pytest.approx(0.99)

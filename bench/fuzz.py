@@ -114,11 +114,19 @@ internals (tracebacks, file names, driver or library text, query names).
 - codes: {codes}
 - responses that broke the oracle: **{r["failures"]}** (reproducers in
   `bench/results/fuzz.json`); server alive at the end: {r["server_alive_after"]}
+- answers slower than {r["slow_seconds"]:g} s (no documented wait is that long):
+  **{sum(r["slow"].values())}**{_slow(r)}
 
 | cause | responses |
 |---|---|
 {causes}
 """
+
+
+def _slow(r: dict[str, Any]) -> str:
+    if not r["slow"]:
+        return ""
+    return " (" + ", ".join(f"{op} {n}" for op, n in r["slow"].items()) + ")"
 
 
 async def main() -> None:

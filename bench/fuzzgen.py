@@ -1023,6 +1023,11 @@ def judge(req: Request, status: int, raw: bytes) -> Outcome:
 # ---------------------------------------------------------------------------- runner
 
 
+#: no answer may take longer (the server documents no wait that long for these requests:
+#: a tenant's turn waits at most 1 s)
+SLOW_SECONDS = 2.0
+
+
 @dataclass
 class Summary:
     total: int = 0
@@ -1036,6 +1041,9 @@ class Summary:
     failure_count: int = 0
     causes: Counter[str] = field(default_factory=Counter)
     transport_errors: int = 0
+    #: requests answered after more than SLOW_SECONDS, by operation, with a few examples
+    slow: Counter[str] = field(default_factory=Counter)
+    slow_examples: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1056,6 +1064,9 @@ class Summary:
                 for op, n in sorted(self.per_op.items())
             },
             "reproducers": self.failures,
+            "slow_seconds": SLOW_SECONDS,
+            "slow": dict(self.slow.most_common()),
+            "slow_examples": self.slow_examples,
         }
 
 
@@ -1127,7 +1138,14 @@ async def run(
             except Exception as exc:  # the in-process app raised: a real server answers 500
                 status = 500
                 raw = f"app raised {type(exc).__name__}: {str(exc)[:300]}".encode()
-            summary.per_op_seconds[req.op] += time.perf_counter() - sent
+            took = time.perf_counter() - sent
+            summary.per_op_seconds[req.op] += took
+            if took > SLOW_SECONDS:
+                summary.slow[req.op] += 1
+                if len(summary.slow_examples) < 20:
+                    summary.slow_examples.append(
+                        {"request": req.reproducer(), "seconds": round(took, 2), "status": status}
+                    )
             outcome = judge(req, status, raw)
             if outcome.data is not None:
                 gen.remember_ids(outcome.data)

@@ -274,17 +274,41 @@ def _client(args: argparse.Namespace) -> Graphmem:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .transfer.importer import import_file
+    """Exit 0 when the import ran to the end, skipped entries and all (each is printed on
+    stderr with where and why); 1 when none of the file's entries could be imported
+    (every one skipped), when ``--strict`` and any was skipped, or when the API stopped
+    it (a rerun resumes)."""
+    from tqdm import tqdm
 
-    with _client(args) as gm:
-        report = import_file(
-            gm,
-            Path(args.file),
-            batch=args.batch,
-            progress=not args.quiet,
-            wait_seconds=args.wait,
-        )
-    print(f"added {report.added}, already there {report.skipped}, spilled {report.spilled}")
+    from .client import GraphmemError
+    from .transfer.importer import import_file
+    from .transfer.sources import Skipped
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns the skips
+
+    def skipped(entry: Skipped) -> None:
+        tqdm.write(f"{args.file}: {entry.where}: skipped: {entry.reason}", file=sys.stderr)
+
+    try:
+        with _client(args) as gm:
+            report = import_file(
+                gm,
+                Path(args.file),
+                batch=args.batch,
+                progress=not args.quiet,
+                wait_seconds=args.wait,
+                on_skip=skipped,
+            )
+    except OSError as exc:
+        print(f"graphmem import: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except GraphmemError as exc:
+        print(f"graphmem import: stopped: {exc} (run it again to resume)", file=sys.stderr)
+        return 1
+    print(
+        f"imported {report.added}, already there {report.duplicates}, "
+        f"skipped {report.skipped}, spilled {report.spilled}"
+    )
     if report.tasks_added or report.tasks_skipped:
         print(f"tasks: added {report.tasks_added}, already there {report.tasks_skipped}")
     if report.waiting:
@@ -292,6 +316,9 @@ def _import(args: argparse.Namespace) -> int:
             f"{report.waiting} memories still wait for their vectors and entities "
             "(searchable by their words meanwhile; the `enrichment` query follows them)"
         )
+    usable = report.added + report.duplicates + report.tasks_added + report.tasks_skipped
+    if report.skipped and (args.strict or not usable):
+        return 1
     return 0
 
 
@@ -310,6 +337,16 @@ def _export(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _batch_size(text: str) -> int:
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if not 1 <= size <= 500:
+        raise argparse.ArgumentTypeError("a number from 1 to 500")
+    return size
 
 
 def _api_options(parser: argparse.ArgumentParser) -> None:
@@ -370,7 +407,14 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("key", help="print the local development API key (tenant dev)")
     importing = sub.add_parser("import", help="add memories from a file, resumably")
     importing.add_argument("file")
-    importing.add_argument("--batch", type=int, default=200, help="memories per addMemories")
+    importing.add_argument(
+        "--batch", type=_batch_size, default=200, help="memories per addMemories (1-500)"
+    )
+    importing.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 if any entry was skipped (default: only if none could be imported)",
+    )
     importing.add_argument("--quiet", action="store_true", help="no progress bar")
     importing.add_argument(
         "--wait",

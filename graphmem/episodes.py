@@ -286,8 +286,15 @@ class EpisodicMemory:
     ) -> Episode:
         if signature is None and structure is not None:
             signature = compute_signature(structure)
+        # Every check before the first write: an episode refused after its task or steps
+        # were written would leave them behind.
+        for step in steps:
+            if not str(step.get("action") or "").strip():
+                raise BadInput("action: must not be empty", field="action")
+            if step.get("status", StepStatus.SUCCEEDED) not in set(StepStatus):
+                raise BadInput("status: not a step status", field="status")
         if task_id is None:
-            if not description:
+            if not description or not description.strip():
                 raise BadInput("give a taskId, or a description to start a task with")
             task_id = (await self.create_task(tenant, description)).id
         else:

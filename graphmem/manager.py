@@ -31,7 +31,7 @@ from .memory.ingest import Ingest
 from .memory.inputs import Inputs, json_problem
 from .memory.recall import Recall
 from .memory.spill import Spiller
-from .models import MemoryType, ScoredMemory, utcnow
+from .models import MemoryItem, MemoryType, ScoredMemory, utcnow
 from .settings import ID_PATTERN, MemoryConfig, PersonaConfig
 from .stores import ConversationStore, ProfileStore
 from .stores.models import Message
@@ -140,7 +140,7 @@ class MemoryManager:
     async def learn_trait(self, tenant: str, agent_id: str, trait: str) -> str:
         """A learned trait is a long-term memory of the agent, written to the graph now."""
         self._check_agent(agent_id)
-        item = await self.ingest.add(
+        item = await self._add_to_graph(
             tenant,
             {
                 "session_id": f"persona.{agent_id}",
@@ -149,8 +149,20 @@ class MemoryManager:
                 "type": MemoryType.PREFERENCE,
             },
         )
-        await self.spills.spill(tenant, f"persona.{agent_id}", item_ids=[item.id])
         return item.id
+
+    async def _add_to_graph(self, tenant: str, spec: dict[str, Any]) -> MemoryItem:
+        """An add whose memory is in the graph when it answers. Undone when its spill
+        fails: an error means nothing was stored, and the client's retry no duplicate."""
+        item = await self.ingest.add(tenant, spec)
+        try:
+            await self.spills.spill(tenant, item.session_id, item_ids=[item.id])
+        except NotFound:
+            pass  # an automatic spill took it to the graph first
+        except BaseException:
+            await self.ingest.undo(tenant, [item])
+            raise
+        return item
 
     async def persona(
         self, tenant: str, agent_id: str, query: str = "persona traits", limit: int = 3
@@ -183,12 +195,12 @@ class MemoryManager:
 
     @staticmethod
     def _check_agent(agent_id: str) -> None:
-        if not ID_PATTERN.match(agent_id):
+        if not ID_PATTERN.fullmatch(agent_id):
             raise BadInput("agentId: 1-128 characters of A-Z a-z 0-9 _ . @ -", field="agentId")
 
     # --- structured ---------------------------------------------------------------------------
     async def register_schema(self, tenant: str, name: str, schema: dict[str, Any]) -> None:
-        if not ID_PATTERN.match(name):
+        if not ID_PATTERN.fullmatch(name):
             raise BadInput("name: 1-128 characters of A-Z a-z 0-9 _ . @ -", field="name")
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise BadInput("schema: a JSON schema of an object is required", field="schema")
@@ -256,18 +268,17 @@ class MemoryManager:
             )
             return {"kind": kind, "message": message}
         if kind in (MemoryKind.LONG_TERM, MemoryKind.ENTITY):
-            item = await self.ingest.add(
-                tenant,
-                {
-                    "session_id": _need(f.get("session_id"), "sessionId"),
-                    "user_id": f.get("user_id"),
-                    "content": _need(f.get("content"), "content"),
-                    "type": f.get("type") or MemoryType.FACT,
-                    "metadata": f.get("metadata") or {},
-                },
-            )
+            spec = {
+                "session_id": _need(f.get("session_id"), "sessionId"),
+                "user_id": f.get("user_id"),
+                "content": _need(f.get("content"), "content"),
+                "type": f.get("type") or MemoryType.FACT,
+                "metadata": f.get("metadata") or {},
+            }
             if kind is MemoryKind.ENTITY:  # entities are extracted when the memory spills
-                await self.spills.spill(tenant, item.session_id, item_ids=[item.id])
+                item = await self._add_to_graph(tenant, spec)
+            else:
+                item = await self.ingest.add(tenant, spec)
             return {"kind": kind, "memoryId": item.id}
         if kind is MemoryKind.PERSONA:
             trait_id = await self.learn_trait(

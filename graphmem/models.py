@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -35,11 +35,23 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+#: the widest offset a Neo4j DateTime holds; the driver sends only whole minutes
+MAX_OFFSET = timedelta(hours=18)
+
+
 def as_utc(v: datetime) -> datetime:
     """A time as graphmem stores it: one without a zone is read as UTC (docs/api.md), as
     a naive time could not be compared with the aware ones every other node carries;
-    ValueError when it leaves years 1-9999 in UTC (Neo4j's range)."""
+    ValueError when Neo4j could not hold it: outside years 1-9999 in UTC (Python's
+    range, narrower than Neo4j's), or an offset beyond ±18:00 or not in whole minutes
+    (a Neo4j server refuses the first, the driver the second, and either would fail
+    every spill of the item's session)."""
     aware = v if v.tzinfo is not None else v.replace(tzinfo=UTC)
+    offset = aware.utcoffset()
+    if offset is not None and abs(offset) > MAX_OFFSET:
+        raise ValueError("the time zone offset must be between -18:00 and +18:00")
+    if offset is not None and offset % timedelta(minutes=1):
+        raise ValueError("the time zone offset must be whole minutes")
     try:
         aware.astimezone(UTC)
     except OverflowError as exc:
@@ -124,6 +136,10 @@ class MemoryItem(BaseModel):
     #: conversation order within the session (a nanosecond clock at add time): the
     #: neighbouring turns recall uses as context
     seq: int = 0
+    #: why the graph refused this hot item, once a spill found it could not be written
+    #: (an item stored before the edge checks): spills pass it by (memory/spill.py).
+    #: Kept out of the item's JSON while unset, so most items carry nothing extra.
+    parked: str | None = Field(default=None, exclude=True)
 
     @field_validator("created_at", "last_accessed_at", mode="after")
     @classmethod
@@ -131,7 +147,11 @@ class MemoryItem(BaseModel):
         return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
     def to_json(self) -> str:
-        return self.model_dump_json()
+        doc = self.model_dump_json()
+        if self.parked is None:
+            return doc
+        parked = {**json.loads(doc), "parked": self.parked}
+        return json.dumps(parked, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> MemoryItem:

@@ -35,8 +35,9 @@ from pydantic_settings import (
 from .errors import ConfigurationError
 
 #: Tenant, session, user and item ids end up inside Redis keys and graph properties;
-#: a restricted alphabet keeps keys unambiguous (no ':' or '{}' from user input).
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
+#: a restricted alphabet keeps keys unambiguous (no ':' or '{}' from user input). Use
+#: ``fullmatch``; ``\Z``, not ``$``, which would also match before a trailing newline.
+ID_PATTERN = re.compile(r"\A[A-Za-z0-9_.@-]{1,128}\Z")
 
 
 #: Settings a client may override for one session (the rest are process-wide).
@@ -184,7 +185,7 @@ def parse_api_keys(value: Any) -> dict[str, str]:
                 f"GRAPHMEM_API_KEYS: the key for tenant {tenant!r} is {len(key)} characters"
                 " long; keys need at least 8"
             )
-        if not ID_PATTERN.match(tenant):
+        if not ID_PATTERN.fullmatch(tenant):
             raise ConfigurationError(
                 f"GRAPHMEM_API_KEYS: tenant name {tenant!r} must match {ID_PATTERN.pattern}"
             )
@@ -290,6 +291,10 @@ class Settings(BaseSettings):
     max_batch_items: int = Field(500, ge=1)
     #: the MCP event stream (GET /mcp) ends after this many seconds; clients reconnect
     mcp_stream_seconds: float = Field(60.0, gt=0, le=3600)
+    #: subscriptions (change feeds) one WebSocket connection, and one tenant in one API
+    #: process, may hold at once: each holds a Redis connection while it lasts
+    ws_max_subscriptions: int = Field(10, ge=1)
+    tenant_max_subscriptions: int = Field(100, ge=1)
     #: per tenant (API key), across replicas: cost units per second (1 per operation,
     #: ``expensive_cost`` more per expensive field: recall, search, spill ...), and
     #: expensive fields at once; 0 switches a limit off
@@ -297,7 +302,7 @@ class Settings(BaseSettings):
     expensive_cost: int = Field(10, ge=1)
     max_concurrent_expensive: int = Field(8, ge=0)
     #: one API process's time shared between tenants (api/fairshare.py): operations at
-    #: once, and per tenant while others are active; seconds of running time per second
+    #: once, and per tenant while others are active; CPU seconds per second
     #: divided among the active tenants; how long and how many deep a tenant may wait
     fair_slots: int = Field(8, ge=1)
     fair_tenant_slots: int = Field(2, ge=1)

@@ -42,8 +42,12 @@ def decode(data: str | bytes) -> Any:
         value = json.loads(data, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise BadBody(f"malformed JSON ({exc.msg} at position {exc.pos})") from exc
-    except ValueError as exc:  # e.g. an integer of more digits than Python converts
-        raise BadBody(f"unacceptable JSON value: {str(exc)[:120]}") from exc
+    except BadBody:
+        raise
+    except ValueError as exc:
+        # An integer of more digits than Python converts; its message names Python's
+        # sys.set_int_max_str_digits, which means nothing to a client.
+        raise BadBody("an integer too long to read (graphmem holds 64-bit integers)") from exc
     except RecursionError as exc:  # the C decoder stops at the interpreter's limit
         raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
     # Numbers are the stores' concern (and a field's): here only what no request may carry.

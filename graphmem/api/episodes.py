@@ -11,6 +11,7 @@ from strawberry.types import Info
 
 from ..episodes import EpisodicMemory
 from ..errors import BadInput
+from ..memory.inputs import check_json
 from .context import episodes_of
 from .entity_types import (
     Episode,
@@ -168,6 +169,7 @@ class EpisodeMutation:
         episodes, tenant = episodes_of(info)
         if input.metrics is not None and not isinstance(input.metrics, dict):
             raise BadInput("metrics: an object is required", field="metrics")
+        check_json(input.metrics, "metrics")
         episode = await episodes.record_episode(
             tenant,
             outcome=input.outcome,

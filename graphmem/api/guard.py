@@ -37,7 +37,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.validation_rules.maybe_null import MaybeNullValidationRule
 from strawberry.schema.validation_rules.one_of import OneOfInputValidationRule
 
-from .lengths import too_long
+from .lengths import MAX_INT_DIGITS, long_integer, too_long
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,9 @@ def validate(
         check(document, limits)
     except DocumentTooCostly as exc:
         return [GraphQLError(str(exc), extensions={"reason": "TOO_COSTLY"})]
+    if (name := long_integer(document)) is not None:
+        message = f"{name}: an integer of more than {MAX_INT_DIGITS} digits (at most 64 bits)"
+        return [GraphQLError(message, extensions={"field": name, "reason": "TOO_LONG"})]
     # Ten errors say enough; each one costs the event loop its source locations later.
     return graphql_validate(schema, document, (*rules, *_STRAWBERRY_RULES), max_errors=10)
 

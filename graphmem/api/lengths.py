@@ -13,6 +13,7 @@ from typing import Any
 from graphql import (
     ArgumentNode,
     DocumentNode,
+    IntValueNode,
     ListValueNode,
     Node,
     ObjectFieldNode,
@@ -128,4 +129,28 @@ def _json_too_long(value: Any, name: str, default: int) -> tuple[str, int] | Non
                 if isinstance(key, str) and len(key) > default:
                     return field, default
                 stack.append((inner, field if raw else str(key), raw))
+    return None
+
+
+#: digits an integer literal may have: far more than a 64-bit integer (all graphmem
+#: holds), far fewer than Python converts (4,300), whose refusal names Python internals
+MAX_INT_DIGITS = 100
+
+
+def long_integer(document: DocumentNode) -> str | None:
+    """The argument or input field (or "a default value") of the first integer literal
+    longer than ``MAX_INT_DIGITS``, or None. Checked before validation, which converts
+    every literal."""
+    stack: list[tuple[Any, str]] = [(document, "a default value")]
+    while stack:
+        node, name = stack.pop()
+        if isinstance(node, IntValueNode):
+            if len(node.value.lstrip("-")) > MAX_INT_DIGITS:
+                return name
+        elif isinstance(node, ArgumentNode | ObjectFieldNode):
+            stack.append((node.value, node.name.value))
+        elif isinstance(node, Node):
+            stack.extend((getattr(node, key, None), name) for key in node.keys)
+        elif isinstance(node, list | tuple):
+            stack.extend((inner, name) for inner in node)
     return None

@@ -12,6 +12,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from ..errors import BadInput
+from ..memory.inputs import check_json
 from ..models import as_utc
 from ..patterns import StepStatus
 from ..stores import models
@@ -121,6 +122,7 @@ def _owned(i: TaskImportInput) -> models.OwnedTask:
     for e in i.episodes:
         if e.metrics is not None and not isinstance(e.metrics, dict):
             raise BadInput("metrics: an object is required", field="metrics")
+        check_json(e.metrics, "metrics")
         episodes.append(
             models.Episode(
                 id="",

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import httpx
 
 from . import operations as ops
-from .errors import Unauthenticated, Unavailable, from_graphql
+from .errors import Internal, Unauthenticated, Unavailable, from_graphql
 from .models import (
     Enrichment,
     Episode,
@@ -30,7 +30,15 @@ from .models import (
     TaskPage,
     UserEntity,
 )
-from .transport import Retry, body, data_of, unreachable
+from .transport import (
+    JSON_HEADERS,
+    Retry,
+    auth_headers,
+    data_of,
+    encode,
+    read,
+    unreachable,
+)
 
 T = TypeVar("T")
 
@@ -50,10 +58,10 @@ class AsyncGraphmem:
         retry: Retry | None = None,
         http: httpx.AsyncClient | None = None,
     ) -> None:
+        self._headers = auth_headers(key)  # first: a refused key leaves nothing open
         self.retry = retry or Retry()
         self._http = http or httpx.AsyncClient(timeout=timeout)
         self._endpoint = url.rstrip("/") + "/graphql"
-        self._headers = {"Authorization": f"Bearer {key}"}
 
     async def __aenter__(self) -> AsyncGraphmem:
         return self
@@ -68,10 +76,11 @@ class AsyncGraphmem:
 
     async def execute(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Any GraphQL document; its data, or the first error raised."""
+        content = encode(query, variables or {})
         for attempt in range(self.retry.attempts):
             try:
                 response = await self._http.post(
-                    self._endpoint, json=body(query, variables or {}), headers=self._headers
+                    self._endpoint, content=content, headers={**self._headers, **JSON_HEADERS}
                 )
                 return data_of(response)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
@@ -86,7 +95,7 @@ class AsyncGraphmem:
         raise failure
 
     async def _run(self, op: ops.Op[T]) -> T:
-        return op.read(await self.execute(op.document, op.variables))
+        return read(op, await self.execute(op.document, op.variables))
 
     # --- memories ---------------------------------------------------------------------
     async def add(
@@ -290,21 +299,18 @@ class AsyncGraphmem:
                 # connection_init payload, which the server reads the same way.
                 init = {"type": "connection_init", "payload": self._headers}
                 await ws.send(json.dumps(init))
-                while json.loads(await ws.recv()).get("type") != "connection_ack":
+                while _message(await ws.recv()).get("type") != "connection_ack":
                     pass
                 await ws.send(json.dumps(subscribe))
                 async for raw in ws:
-                    message = json.loads(raw)
+                    message = _message(raw)
                     kind = message.get("type")
                     if kind == "ping":
                         await ws.send(json.dumps({"type": "pong"}))
                     elif kind == "next":
-                        payload = message["payload"]
-                        if payload.get("errors"):
-                            raise from_graphql(payload["errors"][0])
-                        yield Event.of(payload["data"]["memoryEvents"])
+                        yield _event(message.get("payload"))
                     elif kind == "error":
-                        raise from_graphql(message["payload"][0])
+                        raise from_graphql(_first(message.get("payload")))
                     elif kind == "complete":
                         return
         except ConnectionClosed as exc:
@@ -313,3 +319,28 @@ class AsyncGraphmem:
             raise Unavailable(f"the change feed closed: {exc}") from exc
         except (OSError, InvalidStatus) as exc:
             raise Unavailable(f"graphmem did not answer: {exc}") from exc
+
+
+def _message(raw: str | bytes) -> dict[str, Any]:
+    """One graphql-transport-ws message; ``Internal`` for one that is not a JSON object."""
+    try:
+        message = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise Internal("the change feed sent a message that is not JSON") from exc
+    if not isinstance(message, dict):
+        raise Internal("the change feed sent a message that is not a JSON object")
+    return message
+
+
+def _first(errors: Any) -> Any:
+    return errors[0] if isinstance(errors, list) and errors else errors
+
+
+def _event(payload: Any) -> Event:
+    """The event of a ``next`` message, or the error it carries as an exception."""
+    if isinstance(payload, dict) and payload.get("errors"):
+        raise from_graphql(_first(payload["errors"]))
+    try:
+        return Event.of(payload["data"]["memoryEvents"])
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise Internal(f"a change-feed event of the wrong shape ({type(exc).__name__})") from exc

@@ -71,7 +71,13 @@ BY_CODE: dict[str, type[GraphmemError]] = {
 }
 
 
-def from_graphql(error: dict[str, Any]) -> GraphmemError:
-    extensions = error.get("extensions") or {}
+def from_graphql(error: Any) -> GraphmemError:
+    """A GraphQL error as its exception; ``Internal`` for one without a known code, or
+    not shaped as a GraphQL error at all."""
+    if not isinstance(error, dict):
+        return Internal(f"an error not shaped as GraphQL's: {str(error)[:200]}")
+    extensions = error.get("extensions")
+    if not isinstance(extensions, dict):
+        extensions = {}
     cls = BY_CODE.get(str(extensions.get("code")), Internal)
     return cls(str(error.get("message", "")), extensions)

@@ -28,7 +28,15 @@ from .models import (
     TaskPage,
     UserEntity,
 )
-from .transport import Retry, body, data_of, unreachable
+from .transport import (
+    JSON_HEADERS,
+    Retry,
+    auth_headers,
+    data_of,
+    encode,
+    read,
+    unreachable,
+)
 
 T = TypeVar("T")
 
@@ -48,10 +56,10 @@ class Graphmem:
         retry: Retry | None = None,
         http: httpx.Client | None = None,
     ) -> None:
+        self._headers = auth_headers(key)  # first: a refused key leaves nothing open
         self.retry = retry or Retry()
         self._http = http or httpx.Client(timeout=timeout)
         self._endpoint = url.rstrip("/") + "/graphql"
-        self._headers = {"Authorization": f"Bearer {key}"}
 
     def __enter__(self) -> Graphmem:
         return self
@@ -66,10 +74,11 @@ class Graphmem:
 
     def execute(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Any GraphQL document; its data, or the first error raised."""
+        content = encode(query, variables or {})
         for attempt in range(self.retry.attempts):
             try:
                 response = self._http.post(
-                    self._endpoint, json=body(query, variables or {}), headers=self._headers
+                    self._endpoint, content=content, headers={**self._headers, **JSON_HEADERS}
                 )
                 return data_of(response)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
@@ -84,7 +93,7 @@ class Graphmem:
         raise failure
 
     def _run(self, op: ops.Op[T]) -> T:
-        return op.read(self.execute(op.document, op.variables))
+        return read(op, self.execute(op.document, op.variables))
 
     # --- memories ---------------------------------------------------------------------
     def add(

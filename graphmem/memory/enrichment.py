@@ -106,7 +106,8 @@ class Enrichment:
         deadline = time.monotonic() + seconds
         # the items of now: later adds are not waited for, and each poll asks only for
         # what the worker had still to finish
-        missing = [i.id for i in await self.hot.items(tenant, session_id)]
+        # what a spill will write: a parked item is passed by (and no worker finishes it)
+        missing = [i.id for i in await self.hot.items(tenant, session_id) if i.parked is None]
         while True:
             done = await self.hot.enrichment(tenant, session_id, missing)
             missing = [i for i in missing if i not in done]

@@ -5,6 +5,7 @@ least relevant into the graph."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Sequence
@@ -12,16 +13,19 @@ from functools import partial
 from typing import Any
 
 from ..enrich.tokens import TokenCounter
-from ..errors import BadInput
+from ..errors import BadInput, GraphmemError
 from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
 from ..models import MemoryItem, Tier, content_hash, utcnow
 from ..policy import MemoryRules
+from ..settings import MemoryConfig
 from ..stores import EnrichmentQueue, GraphStore, HotTier
 from .admission import Admission
 from .inputs import AddMemory, Inputs
 from .sessions import Sessions
 from .spill import Spiller
+
+log = logging.getLogger("graphmem.memory")
 
 
 class Ingest:
@@ -93,25 +97,66 @@ class Ingest:
             )
             items.append(item)
             by_session.setdefault(item.session_id, []).append(item)
-        for session_id, batch in by_session.items():
-            total, overrides = await self.hot.put(tenant, session_id, batch)
-            await self.admission.added(
-                tenant, len(batch), sum(len(i.content.encode("utf-8")) for i in batch)
-            )
-            config = self.sessions.effective(overrides)
-            self.metrics.hot(tenant, total, config.hot_token_limit)
-            if self.queue is not None:
-                # Write-behind: a worker makes the items findable in the graph.
-                await self.queue.add(tenant, session_id, [i.id for i in batch])
+        over: list[tuple[str, MemoryConfig, int]] = []
+        put: list[tuple[str, list[MemoryItem]]] = []
+        try:
+            for session_id, batch in by_session.items():
+                put.append((session_id, batch))  # before the put: it may land, then fail
+                total, overrides = await self.hot.put(tenant, session_id, batch)
+                config = self.sessions.effective(overrides)
+                self.metrics.hot(tenant, total, config.hot_token_limit)
+                if self.rules.write_through:
+                    await self._write_through(tenant, session_id, batch)
+                if self.queue is not None:
+                    # Write-behind: a worker makes the items findable in the graph.
+                    await self.queue.add(tenant, session_id, [i.id for i in batch])
+                if config.auto_spill_enabled and total > config.hot_token_limit:
+                    over.append((session_id, config, total))
+        except BaseException:
+            # An add that answers an error has stored nothing: a client retries it.
+            await self._undo(tenant, put)
+            raise
+        # Stored and acknowledged from here on: nothing below may turn the answer into
+        # an error (a spill's failure was once the add's answer, and retries duplicated).
+        for session_id, batch in put:
+            try:
+                await self.admission.added(
+                    tenant, len(batch), sum(len(i.content.encode("utf-8")) for i in batch)
+                )
+            except GraphmemError as exc:  # the quota recounts near its limit
+                log.warning("quota usage of %s not counted: %s", tenant, exc.message)
             await self.events.publish(
                 tenant, EventKind.ADDED, sessionId=session_id, itemIds=[i.id for i in batch]
             )
-            if self.rules.write_through:
-                await self._write_through(tenant, session_id, batch)
-            if config.auto_spill_enabled and total > config.hot_token_limit:
+        for session_id, config, total in over:
+            try:
                 await self.hot.index.mark_over_budget(tenant, session_id)
                 await self.spiller.in_background(tenant, session_id, config, total)
+            except GraphmemError as exc:  # maintenance catches the session up
+                log.warning("auto-spill of %s/%s not started: %s", tenant, session_id, exc.message)
         return items
+
+    async def undo(self, tenant: str, items: Sequence[MemoryItem]) -> None:
+        """Remove items an add stored when what it was part of failed after (an add that
+        must reach the graph at once, and its spill did not): see ``_undo``."""
+        by_session: dict[str, list[MemoryItem]] = {}
+        for item in items:
+            by_session.setdefault(item.session_id, []).append(item)
+        await self._undo(tenant, list(by_session.items()))
+
+    async def _undo(self, tenant: str, put: Sequence[tuple[str, list[MemoryItem]]]) -> None:
+        """Remove what a failed add stored, from the hot tier and from the graph (a
+        write-through, or a spill in between), under each session's lock as forget does.
+        Best effort: what cannot be undone is logged."""
+        for session_id, batch in put:
+            ids = [i.id for i in batch]
+            try:
+                async with self.sessions.lock(tenant, session_id):
+                    await self.hot.remove(tenant, session_id, ids)
+                    done = await self.graph.delete_many(tenant, ids)
+                await self.spiller.changes.written(tenant, done["located"])
+            except Exception as exc:
+                log.error("a failed add of %s/%s left items behind: %s", tenant, session_id, exc)
 
     async def _write_through(
         self, tenant: str, session_id: str, items: Sequence[MemoryItem]

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BadInput
-from ..models import MemoryType, Tier, as_utc
+from ..models import MemoryItem, MemoryType, Tier, as_utc
 from ..retrieval import Retriever
 from ..settings import ID_PATTERN
 
@@ -29,7 +29,7 @@ class Limits(BaseModel):
 
 
 def check_id(value: str | None, field: str) -> str | None:
-    if value is not None and not ID_PATTERN.match(value):
+    if value is not None and not ID_PATTERN.fullmatch(value):
         raise ValueError(f"{field} must be 1-128 characters of A-Z a-z 0-9 _ . @ -")
     return value
 
@@ -120,10 +120,51 @@ def json_problem(value: Any, max_depth: int, *, numbers: bool = True) -> str | N
     return None
 
 
+def api_name(name: str) -> str:
+    """A Python field name as the API spells it (``older_than_seconds`` →
+    ``olderThanSeconds``): errors name what the client sent."""
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def check_json(value: Any, field: str, max_depth: int = 32) -> None:
+    """BAD_INPUT naming ``field`` when a JSON value from a client cannot be stored and
+    read back (``json_problem``): JSON text in the graph would keep a NaN or an infinity
+    that no answer could carry."""
+    if (problem := json_problem(value, max_depth)) is not None:
+        raise BadInput(f"{field}: {problem}", field=field)
+
+
+def stored_problem(item: MemoryItem) -> str | None:
+    """Why the graph cannot hold a hot item, by the checks every add now passes at the
+    edge (one stored before them may fail them), or None."""
+    for field, when in (("createdAt", item.created_at), ("lastAccessedAt", item.last_accessed_at)):
+        try:
+            as_utc(when)
+        except ValueError as exc:
+            return f"{field}: {exc}"
+    numbers = {
+        "accessCount": item.access_count,
+        "tokenCount": item.token_count,
+        "seq": item.seq,
+        "relevanceScore": item.relevance_score,
+    }
+    for field, number in numbers.items():
+        if (problem := json_problem(number, 1)) is not None:
+            return f"{field}: {problem}"
+    if (problem := text_problem(item.content)) is not None:
+        return f"content: {problem}"
+    # depth is no concern of the graph's (metadata is JSON text there); numbers are
+    if (problem := json_problem(item.metadata, 10_000)) is not None:
+        return f"metadata: {problem}"
+    return None
+
+
 def bad_input(exc: ValidationError) -> BadInput:
-    """The first pydantic error as a BAD_INPUT naming its field, without pydantic's URL."""
+    """The first pydantic error as a BAD_INPUT naming its field (as the API spells it),
+    without pydantic's URL."""
     first = exc.errors()[0]
-    field = ".".join(str(p) for p in first.get("loc", ()))
+    field = ".".join(api_name(p) if isinstance(p, str) else str(p) for p in first.get("loc", ()))
     message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
     return BadInput(f"{field}: {message}" if field else message, field=field)
 
@@ -159,9 +200,10 @@ class Inputs:
             )
         return spec
 
-    def limit(self, limit: int) -> int:
+    def limit(self, limit: int, field: str = "limit") -> int:
+        """``field``: the argument's name in the API (``first`` on paged queries)."""
         if not 1 <= limit <= self.limits.max_limit:
-            raise BadInput(f"limit: must be between 1 and {self.limits.max_limit}", field="limit")
+            raise BadInput(f"{field}: must be between 1 and {self.limits.max_limit}", field=field)
         return limit
 
     def query(self, query: str) -> str:
@@ -185,5 +227,5 @@ class Inputs:
 
     @staticmethod
     def item_id(item_id: str) -> None:
-        if not ID_PATTERN.match(item_id):
+        if not ID_PATTERN.fullmatch(item_id):
             raise BadInput("itemId: not a valid memory id", field="itemId")

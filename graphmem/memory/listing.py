@@ -5,6 +5,7 @@ own kept in its metadata, and what export walks."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,11 +32,16 @@ def cursor_text(item: MemoryItem) -> str:
     return f"{item.seq}:{item.id}"
 
 
+#: ``<seq>:<id>``; ASCII digits only (``str.isdigit`` takes '²', which ``int`` refuses)
+#: and few enough for a 64-bit graph integer
+_CURSOR = re.compile(r"([0-9]{1,19}):([A-Za-z0-9_.@-]{1,128})")
+
+
 def parse_cursor(text: str) -> Cursor:
-    seq, sep, item_id = text.partition(":")
-    if not sep or not seq.isdigit() or not item_id:
+    found = _CURSOR.fullmatch(text)
+    if found is None or int(found[1]) >= 2**63:
         raise BadInput("after: not a cursor this query returned", field="after")
-    return int(seq), item_id
+    return int(found[1]), found[2]
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,7 @@ class Listing:
         after: str | None = None,
     ) -> MemoryPage:
         Inputs.scope(session_id, user_id)
-        self.inputs.limit(first)
+        self.inputs.limit(first, "first")
         if match is not None and match.values is not None:
             if len(match.values) > self.inputs.limits.max_batch_items:
                 raise BadInput(
@@ -122,7 +128,7 @@ class Listing:
     ) -> list[str]:
         """Ids of the sessions holding a memory in any tier, in id order."""
         Inputs.scope(None, user_id)
-        self.inputs.limit(first)
+        self.inputs.limit(first, "first")
         found = set(await self.graph.scans.sessions(tenant, prefix, user_id, after or "", first))
         for sid in await self.hot.index.sessions(tenant):
             if sid.startswith(prefix) and sid > (after or "") and sid not in found:

@@ -24,7 +24,7 @@ from ..settings import MemoryConfig
 from ..stores import GraphStore, HotTier
 from .changes import ScopeChanges
 from .enrichment import Enrichment, discard
-from .inputs import Inputs
+from .inputs import Inputs, stored_problem
 from .sessions import Sessions
 
 log = logging.getLogger("graphmem.memory")
@@ -129,7 +129,8 @@ class Spiller:
                         itemIds=sorted(missing),
                     )
             else:
-                ordered = spill_order(await self.hot.items(tenant, session_id))
+                held = await self.hot.items(tenant, session_id)
+                ordered = spill_order([i for i in held if i.parked is None])
                 chosen = ordered[: count or config.spill_count]
             return await self.flush(tenant, session_id, chosen, config, tier=tier)
 
@@ -151,8 +152,10 @@ class Spiller:
             self._again[key] = config
         if total <= config.hot_token_limit * config.spill_wait_above:
             return
-        with contextlib.suppress(TimeoutError, Unavailable):
-            await asyncio.wait_for(asyncio.shield(task), config.spill_wait_seconds)
+        # Back-pressure only: the add is stored, whatever this spill's outcome (``_done``
+        # logs a failure). Its error was once the add's answer, and a client retried an
+        # add that had been stored. asyncio.wait neither raises nor cancels the spill.
+        await asyncio.wait({task}, timeout=config.spill_wait_seconds)
 
     def _start(self, key: tuple[str, str], config: MemoryConfig) -> asyncio.Task[SpillResult]:
         task = asyncio.create_task(self.to_budget(*key, config))
@@ -206,7 +209,8 @@ class Spiller:
         done: list[SpillResult] = []
         async with self.sessions.lock(tenant, session_id):
             for _ in range(self.max_rounds):
-                items = await self.hot.items(tenant, session_id)
+                # Parked items stay in the hot tier but no spill can move them.
+                items = [i for i in await self.hot.items(tenant, session_id) if i.parked is None]
                 total = sum(i.token_count for i in items)
                 if total <= config.hot_token_limit and done:
                     break
@@ -234,9 +238,12 @@ class Spiller:
         tier: Tier | None = None,
     ) -> SpillResult:
         """Embed, write to Neo4j (retrying), and only then remove from Redis. Call it
-        under the session's lock."""
+        under the session's lock. Items the graph cannot hold are parked in the hot tier
+        (``MemoryItem.parked``) and passed by from then on; the rest are written."""
+        items = [i for i in items if i.parked is None]
         warm: list[str] = []
         cold: list[str] = []
+        spilled: list[str] = []
         size = config.spill_batch_size
         batches = [items[start : start + size] for start in range(0, len(items), size)]
         # A two-stage pipeline: while one batch is written to Neo4j, the next is already
@@ -249,27 +256,39 @@ class Spiller:
                 preparing = ahead
                 ahead = start(tenant, session_id, batches[n + 1]) if n + 1 < len(batches) else None
                 prepared = await preparing
-                rows: list[dict[str, Any]] = []
+                rows: dict[str, dict[str, Any]] = {}
+                warm_ids: set[str] = set()
                 for item in batch:
                     if tier is None:
                         warm_item = item.access_count > config.warm_access_threshold
                     else:
                         warm_item = tier is Tier.WARM
                     target = Tier.WARM if warm_item else Tier.COLD
-                    row = item.model_copy(update={"tier": target}).graph_row(
+                    rows[item.id] = item.model_copy(update={"tier": target}).graph_row(
                         prepared.vectors.get(item.id),
                         prepared.sentences.get(item.id),
                         prepared.terms.get(item.id),
                     )
-                    rows.append(row)
-                    (warm if warm_item else cold).append(item.id)
+                    if warm_item:
+                        warm_ids.add(item.id)
+                refused = {i.id: p for i in batch if (p := stored_problem(i)) is not None}
                 try:
-                    await self.with_retry(partial(self.graph.upsert, tenant, rows), retries)
-                    await self.changes.items(tenant, batch)
+                    todo = [i for i in batch if i.id not in refused]
+                    refused |= await self._upsert(tenant, todo, rows, retries)
+                    kept = [i for i in batch if i.id not in refused]
+                    await self.changes.items(tenant, kept)
                     entities = self.enrichment.entities
-                    if entities is not None and prepared.unmentioned:
+                    mentioned = [
+                        (i, found)
+                        for i, found in zip(prepared.unmentioned, prepared.extractions, strict=True)
+                        if i.id not in refused
+                    ]
+                    if entities is not None and mentioned:
                         write = partial(
-                            entities.write, tenant, prepared.unmentioned, prepared.extractions
+                            entities.write,
+                            tenant,
+                            [i for i, _ in mentioned],
+                            [found for _, found in mentioned],
                         )
                         await self.with_retry(write, retries)
                 except Unavailable:
@@ -278,16 +297,20 @@ class Spiller:
                     await self.hot.cache_embeddings(tenant, session_id, prepared.vectors)
                     raise
                 self.breaker.reset()
-                await self.hot.remove(tenant, session_id, [i.id for i in batch])
+                await self._park(tenant, session_id, batch, refused)
+                await self.hot.remove(tenant, session_id, [i.id for i in kept])
+                for item in kept:
+                    (warm if item.id in warm_ids else cold).append(item.id)
+                    spilled.append(item.id)
         finally:
             discard(ahead)
         self.metrics.spilled(tenant, len(warm), len(cold))
-        if items:
+        if spilled:
             await self.events.publish(
                 tenant,
                 EventKind.SPILLED,
                 sessionId=session_id,
-                itemIds=[i.id for i in items],
+                itemIds=spilled,
                 warm=warm,
                 cold=cold,
             )
@@ -295,11 +318,52 @@ class Spiller:
         self.metrics.hot(tenant, remaining, config.hot_token_limit)
         return SpillResult(
             spilled_count=len(warm) + len(cold),
-            spilled_ids=[i.id for i in items],
+            spilled_ids=spilled,
             target_tier=Tier.WARM if len(warm) > len(cold) else Tier.COLD,
             warm_ids=warm,
             cold_ids=cold,
         )
+
+    async def _upsert(
+        self,
+        tenant: str,
+        items: Sequence[MemoryItem],
+        rows: dict[str, dict[str, Any]],
+        retries: int | None,
+    ) -> dict[str, str]:
+        """Write the items' rows; the items the graph refuses a value of, with its
+        reason. A refused batch is halved until the refused items are alone (each write
+        is one transaction: a refused one wrote nothing), so one item held before the
+        edge checks cannot keep the rest of its session from the graph."""
+        if not items:
+            return {}
+        try:
+            await self.with_retry(
+                partial(self.graph.upsert, tenant, [rows[i.id] for i in items]), retries
+            )
+            return {}
+        except BadInput as exc:
+            if len(items) == 1:
+                return {items[0].id: exc.message}
+        half = len(items) // 2
+        refused = await self._upsert(tenant, items[:half], rows, retries)
+        return refused | await self._upsert(tenant, items[half:], rows, retries)
+
+    async def _park(
+        self, tenant: str, session_id: str, batch: Sequence[MemoryItem], refused: dict[str, str]
+    ) -> None:
+        """Mark refused items parked, with the reason: they stay readable and forgettable
+        in the hot tier (until the session expires) and no spill tries them again."""
+        parked = [i.model_copy(update={"parked": refused[i.id]}) for i in batch if i.id in refused]
+        for item in parked:
+            log.warning(
+                "hot item %s of %s/%s parked: the graph cannot hold it (%s)",
+                item.id,
+                tenant,
+                session_id,
+                item.parked,
+            )
+        await self.hot.touch(tenant, session_id, parked)
 
     async def with_retry(self, op: Callable[[], Awaitable[T]], retries: int | None = None) -> T:
         attempts = retries or self.retries

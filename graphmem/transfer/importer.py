@@ -1,43 +1,74 @@
-"""Import records through the API in batches, resumably.
+"""Import a file's entries through the API in bounded batches, resumably.
 
-Before a batch is added, the memories already carrying its import ids are looked up
-(``memories(metadataField, metadataValues)``), so a run killed at any point and started
-again adds each record once. Tiers are restored after adding: a record exported as WARM
-or COLD is spilled there (``spill(itemIds, tier)``), and a rerun finishes spills an
-interrupted run left undone. Exported tasks go last, one ``importTask`` each, which skips
-a task an earlier run wrote (by its import id).
+The file is read an entry at a time (``sources.entries``) and added ``batch`` records at
+a time, so memory stays bounded whatever the file's size. Before a batch is added, the
+memories already carrying its import ids are looked up (``memories(metadataField,
+metadataValues)``), so a run killed at any point and started again adds each record
+once; a record whose import id came earlier in the file is a duplicate too. An entry the
+file cannot give (not JSON, a field missing) or the API refuses (BAD_INPUT: a session id
+it does not take, a date it cannot hold ...) is skipped and reported with where it is
+and why, and the import goes on. Tiers are restored after adding: a record exported as
+WARM or COLD is spilled there (``spill(itemIds, tier)``), and a rerun finishes spills an
+interrupted run left undone. Exported tasks are imported as they come, one
+``importTask`` each, which skips a task an earlier run wrote (by its import id).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
 
-from ..client import Graphmem, MemoryItem
-from .sources import IMPORT_ID, Record, records, tasks
+from ..client import BadInput, Graphmem, MemoryItem, NotFound
+from .sources import IMPORT_ID, Entry, Record, Skipped, TaskEntry, entries
 
 #: how long the import follows a backlog that no worker is there to take
 NO_WORKER_SECONDS = 10.0
+#: skipped entries a report keeps (every one is counted, and passed to ``on_skip``)
+KEPT_SKIPS = 100
 
 
 @dataclass
 class ImportReport:
+    #: memories this run added
     added: int = 0
+    #: records not added because their memory is stored already: by an earlier run, or
+    #: earlier in the file (the same import id)
+    duplicates: int = 0
+    #: entries skipped (unreadable, or refused by the API), and the first of them
     skipped: int = 0
+    skips: list[Skipped] = field(default_factory=list)
     spilled: int = 0
     tasks_added: int = 0
     tasks_skipped: int = 0
     #: the tenant's memories still waiting for their vectors when the import returned
     waiting: int = 0
 
+    def skip(self, entry: Skipped) -> None:
+        self.skipped += 1
+        if len(self.skips) < KEPT_SKIPS:
+            self.skips.append(entry)
 
-def _chunks(items: Sequence[Record], size: int) -> Iterable[Sequence[Record]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+
+def _fingerprint(import_id: str) -> int:
+    """64 bits of an import id: the ids seen in a run are kept as these, a few tens of
+    bytes each whatever the id's length."""
+    return int.from_bytes(hashlib.blake2b(import_id.encode("utf-8"), digest_size=8).digest())
+
+
+def _batches(items: Iterable[Entry], size: int) -> Iterable[list[Entry]]:
+    batch: list[Entry] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def landed(gm: Graphmem, batch: Sequence[Record]) -> dict[str, MemoryItem]:
@@ -49,14 +80,81 @@ def landed(gm: Graphmem, batch: Sequence[Record]) -> dict[str, MemoryItem]:
     for session, ids in sessions.items():
         after: str | None = None
         while True:
-            page = gm.memories(
-                session_id=session, metadata_field=IMPORT_ID, metadata_values=ids, after=after
-            )
+            try:
+                page = gm.memories(
+                    session_id=session, metadata_field=IMPORT_ID, metadata_values=ids, after=after
+                )
+            except BadInput:
+                break  # a session id the API refuses holds nothing; the add says why
             found |= {str(m.metadata[IMPORT_ID]): m for m in page.items}
             if page.next is None:
                 break
             after = page.next
     return found
+
+
+class _Run:
+    """One import: the report, the import ids seen so far, the progress bar."""
+
+    def __init__(self, gm: Graphmem, bar: tqdm, on_skip: Callable[[Skipped], None] | None) -> None:
+        self.gm = gm
+        self.bar = bar
+        self.on_skip = on_skip
+        self.report = ImportReport()
+        self.seen: set[int] = set()
+
+    def skip(self, entry: Skipped) -> None:
+        self.report.skip(entry)
+        if self.on_skip is not None:
+            self.on_skip(entry)
+
+    def memories(self, chunk: Sequence[Record]) -> None:
+        fresh: list[Record] = []
+        for record in chunk:
+            mark = _fingerprint(record.import_id)
+            if mark in self.seen:
+                self.report.duplicates += 1
+            else:
+                fresh.append(record)
+                self.seen.add(mark)
+        found = landed(self.gm, fresh) if fresh else {}
+        new = [r for r in fresh if r.import_id not in found]
+        self.report.duplicates += len(fresh) - len(new)
+        added = self._add(new)
+        found |= added
+        self.report.added += len(added)
+        for record in new:
+            if record.import_id not in added:  # refused: a later line may carry it
+                self.seen.discard(_fingerprint(record.import_id))
+        self.report.spilled += _restore_tiers(self.gm, fresh, found)
+        self.bar.update(len(chunk))
+
+    def _add(self, records: Sequence[Record]) -> dict[str, MemoryItem]:
+        """Add the records; those the API refuses are skipped with its reason. A refused
+        batch is halved until the refused records are alone (the API adds a batch whole
+        or not at all), a few requests for each bad record."""
+        if not records:
+            return {}
+        try:
+            added = self.gm.add_many([r.memory() for r in records])
+        except BadInput as exc:
+            if len(records) == 1:
+                self.skip(Skipped(records[0].where, exc.message))
+                return {}
+            half = len(records) // 2
+            return self._add(records[:half]) | self._add(records[half:])
+        return {r.import_id: m for r, m in zip(records, added, strict=True)}
+
+    def task(self, entry: TaskEntry) -> None:
+        try:
+            created = self.gm.import_task(entry.task).created
+        except BadInput as exc:
+            self.skip(Skipped(entry.where, f"task: {exc.message}"))
+            return
+        if created:
+            self.report.tasks_added += 1
+        else:
+            self.report.tasks_skipped += 1
 
 
 def import_file(
@@ -66,27 +164,26 @@ def import_file(
     batch: int = 200,
     progress: bool = True,
     wait_seconds: float = 0.0,
+    on_skip: Callable[[Skipped], None] | None = None,
 ) -> ImportReport:
-    """Add the file's records; then, for up to ``wait_seconds``, follow the enrichment
-    workers until every memory of the tenant is searchable by meaning too."""
-    todo = list(records(path))
-    report = ImportReport()
-    with tqdm(total=len(todo), unit="memory", desc="added", disable=not progress) as bar:
-        for chunk in _chunks(todo, batch):
-            found = landed(gm, chunk)
-            new = [r for r in chunk if r.import_id not in found]
-            if new:
-                added = gm.add_many([r.memory() for r in new])
-                found |= {r.import_id: m for r, m in zip(new, added, strict=True)}
-            report.added += len(new)
-            report.skipped += len(chunk) - len(new)
-            report.spilled += _restore_tiers(gm, chunk, found)
-            bar.update(len(chunk))
-    for task in tasks(path):
-        if gm.import_task(task).created:
-            report.tasks_added += 1
-        else:
-            report.tasks_skipped += 1
+    """Add the file's records (``on_skip`` hears of each entry skipped, as it is); then,
+    for up to ``wait_seconds``, follow the enrichment workers until every memory of the
+    tenant is searchable by meaning too. Errors other than BAD_INPUT (the API down, the
+    quota reached) end the import: a rerun resumes it."""
+    if batch < 1:
+        raise ValueError("batch must be at least 1")
+    with tqdm(unit="memory", desc="added", disable=not progress) as bar:
+        run = _Run(gm, bar, on_skip)
+        for chunk in _batches(entries(path), batch):
+            records = [e for e in chunk if isinstance(e, Record)]
+            if records:
+                run.memories(records)
+            for entry in chunk:
+                if isinstance(entry, Skipped):
+                    run.skip(entry)
+                elif isinstance(entry, TaskEntry):
+                    run.task(entry)
+    report = run.report
     if wait_seconds > 0:
         report.waiting = enriched(gm, wait_seconds, progress)
     return report
@@ -126,9 +223,19 @@ def enriched(
 def _restore_tiers(gm: Graphmem, chunk: Sequence[Record], found: dict[str, MemoryItem]) -> int:
     spills: dict[tuple[str, str], list[str]] = {}
     for record in chunk:
-        memory = found[record.import_id]
-        if record.tier != "HOT" and memory.tier == "HOT":
+        memory = found.get(record.import_id)  # None: refused
+        if memory is not None and record.tier != "HOT" and memory.tier == "HOT":
             spills.setdefault((record.session_id, record.tier), []).append(memory.id)
+    done = 0
     for (session, tier), ids in spills.items():
-        gm.spill(session, item_ids=ids, tier=tier)
-    return sum(len(ids) for ids in spills.values())
+        try:
+            gm.spill(session, item_ids=ids, tier=tier)
+        except NotFound as exc:
+            # An automatic spill moved some meanwhile (into the tier their access count
+            # decides); the rest still go where the export had them.
+            gone = set(exc.extensions.get("itemIds") or ids)
+            ids = [i for i in ids if i not in gone]
+            if ids:
+                gm.spill(session, item_ids=ids, tier=tier)
+        done += len(ids)
+    return done

@@ -137,3 +137,70 @@ async def test_unknown_memory_id_is_not_found(api: Api) -> None:
     body = await api.gql('mutation { promote(itemId: "mem_missing") { id } }')
     assert code_of(body) == "NOT_FOUND"
     assert_no_internals(body)
+
+
+def without_python_internals(body: dict) -> None:
+    text = str(body)
+    for leak in ("_seconds", "sys.", "set_int_max_str_digits", "Internal error"):
+        assert leak not in text, text
+
+
+async def test_errors_name_the_api_arguments_not_python_ones(api: Api) -> None:
+    """Issue 29: messages named Python's field names (older_than_seconds, limit for the
+    argument first) and Python's sys.set_int_max_str_digits()."""
+    cases = [
+        (
+            "mutation { prune(policy: {olderThanSeconds: -1}, dryRun: true) { count } }",
+            "olderThanSeconds",
+        ),
+        (
+            "mutation { prune(policy: {olderThanSeconds: 1e400}, dryRun: true) { count } }",
+            "olderThanSeconds",
+        ),
+        (
+            'mutation { configureSession(sessionId: "s", config: {hotTokenLimit: 1})'
+            " { hotTokenLimit } }",
+            "hotTokenLimit",
+        ),
+        ("query { memories(first: 1000) { next } }", "first"),
+        ("query { sessions(first: 0) }", "first"),
+        ('query { memories(sessionId: "s", after: "\u00b2:mem_x") { next } }', "after"),
+        ('query { conversation(sessionId: "s", last: ' + "9" * 5000 + ") { role } }", "last"),
+        (
+            'mutation { addMemory(input: {sessionId: "s", content: "x", metadata: {n: '
+            + "9" * 5000
+            + "}}) { id } }",
+            "n",
+        ),
+    ]
+    for query, field in cases:
+        body = await api.gql(query)
+        assert code_of(body) == "BAD_INPUT", (query[:80], body)
+        assert body["errors"][0]["extensions"].get("field") == field, (query[:80], body)
+        assert body["errors"][0]["message"].startswith(f"{field}: "), body
+        without_python_internals(body)
+    key = next(iter(api.keys.values()))
+    huge = b'{"query": "query($n: Int!) { conversation(sessionId: \\"s\\", last: $n) { role } }",'
+    huge += b' "variables": {"n": ' + b"9" * 5000 + b"}}"
+    response = await api.client.post(
+        "/graphql",
+        content=huge,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 400 and code_of(response.json()) == "BAD_INPUT"
+    without_python_internals(response.json())
+
+
+@pytest.mark.parametrize("bad", ["abc\n", "abc\r\n"])
+async def test_ids_ending_in_a_newline_are_refused(api: Api, bad: str) -> None:
+    """Issue 29: the id pattern ended in '$', which matches before a trailing newline."""
+    assert code_of(await api.gql(ADD, {"input": {"sessionId": bad, "content": "x"}})) == "BAD_INPUT"
+    body = await api.gql(ADD, {"input": {"sessionId": "s", "userId": bad, "content": "x"}})
+    assert code_of(body) == "BAD_INPUT"
+    for query in (
+        "query($s: ID) { memories(sessionId: $s) { next } }",
+        "query($s: ID!) { hot(sessionId: $s) { id } }",
+        "mutation($s: ID!) { forget(itemId: $s) }",
+        "query($s: ID!) { memory(itemId: $s) { id } }",
+    ):
+        assert code_of(await api.gql(query, {"s": bad})) == "BAD_INPUT", query

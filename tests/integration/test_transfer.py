@@ -79,7 +79,9 @@ def comparable(path: Path) -> list[dict[str, Any]]:
 def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None:
     conversations = json.loads(LOCOMO.read_text())
     users = [c["sample_id"] for c in conversations]
-    assert "added" in ok(cli(url, KEYS["source"], "import", str(LOCOMO), "--quiet", "--wait", "0"))
+    assert "imported" in ok(
+        cli(url, KEYS["source"], "import", str(LOCOMO), "--quiet", "--wait", "0")
+    )
     with Graphmem(url, KEYS["source"]) as gm:
         # every tier: a third of the sessions warm, a third cold, the rest hot
         for user in users:

@@ -76,3 +76,12 @@ async def test_the_ide_files_are_served_by_name_only(client: httpx.AsyncClient) 
     assert script.headers["content-security-policy"] == ide.CSP
     for name in ("nope.js", "..%2Fassets.py", "%2E%2E%2F__init__.py", ".fetched"):
         assert (await client.get(f"/graphql/ide/{name}")).status_code == 404, name
+
+
+def test_the_operations_guide_says_the_ide_is_served() -> None:
+    """Issue 29: docs/operations.md said GraphiQL was not served, beside the routes above."""
+    from tests.conftest import ROOT
+
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    assert "not served" not in guide
+    assert "/graphql/ide/" in guide and "graphmem ide-assets" in guide

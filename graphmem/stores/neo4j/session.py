@@ -133,6 +133,14 @@ class Neo4jSession:
             )
         except (ServiceUnavailable, SessionExpired, OSError, Neo4jError, DriverError) as exc:
             raise _driver_failure(name, exc) from exc
+        except (ValueError, OverflowError) as exc:
+            if not writes:
+                raise
+            # The driver's own refusal to send a value (an integer beyond 64 bits, an
+            # offset in seconds, a lone surrogate): as a server's refusal, the value's
+            # fault, not the service's.
+            log.warning("graph query %s: the driver refused a value: %s", name, exc)
+            raise BadInput("the graph store cannot hold a value of this request") from exc
         return list(result.records)
 
     async def _read(self, query: str, params: dict[str, Any]) -> list[neo4j.Record]:

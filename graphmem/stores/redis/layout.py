@@ -27,18 +27,19 @@ log = logging.getLogger("graphmem.stores")
 LAYOUT_KEY = "gm:layout"
 LAYOUT = 2
 
-_SESSION = re.compile(r"^gm:\{([^}]+)\}:s:(.+):(items|meta|config|emb|lock|messages)$")
-_WORKING = re.compile(r"^gm:\{([^}]+)\}:wm:(.+)$")
-_QUEUE = re.compile(r"^gm:enrich((?::[a-z:]+)?)$")
+# Matched whole (fullmatch): '$' would also match before a key's trailing newline.
+_SESSION = re.compile(r"gm:\{([^}]+)\}:s:(.+):(items|meta|config|emb|lock|messages)")
+_WORKING = re.compile(r"gm:\{([^}]+)\}:wm:(.+)")
+_QUEUE = re.compile(r"gm:enrich((?::[a-z:]+)?)")
 
 
 def new_name(key: str) -> str | None:
     """The layout-2 name of a layout-1 key (None: the key did not move)."""
-    if m := _SESSION.match(key):
+    if m := _SESSION.fullmatch(key):
         return str(getattr(session_keys(m[1], m[2]), m[3]))
-    if m := _WORKING.match(key):
+    if m := _WORKING.fullmatch(key):
         return f"gm:{{{m[1]}:{m[2]}}}:wm"
-    if m := _QUEUE.match(key):
+    if m := _QUEUE.fullmatch(key):
         return f"gm:{{enrich}}{m[1]}"
     return None
 

@@ -116,3 +116,23 @@ def test_failover_bench_smoke(tmp_path: Path, stack: Stack) -> None:
         assert run["acknowledged"] > 0 and run["promoted_s"] is not None
         assert run["resume_s"] < 30  # adds to the dead master's sessions worked again
     assert result["scenarios"]["everysec + WAIT 1"]["lost_total"] == 0
+
+
+def test_neighbours_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.neighbours", tmp_path / "n.json", stack)
+    assert set(result["attacks"]) == {
+        "schema_recursion",
+        "tokenizer",
+        "fragment_search",
+        "aliased_search",
+        "invalid",
+        "typename",
+        "plain_search",
+        "bad_offset",
+    }
+    for name, attack in result["attacks"].items():
+        assert attack["b"]["requests"] > 0, name
+        assert attack["c"]["hot"]["n"] > 0, name
+        assert attack["b_5xx"] == 0 and attack["b_internal"] == 0, (name, attack["b"])
+    assert result["verdicts"]["no_5xx_or_internal"], result["c_refused"]
+    assert result["attacks"]["tokenizer"]["findable_s"], "no write-to-read probe ran"

@@ -271,6 +271,7 @@ class MemoryBuilder:
                 service.episodes,
                 service.entities,
             )
+            service.manager.quota = service.admission
         return service
 
     @classmethod
@@ -323,7 +324,11 @@ class MemoryBuilder:
             .with_events(EventBus(hot.client))
             .with_working(RedisWorkingStore(hot.client))
             .with_leases(RedisLeases(hot.client))
-            .with_queue(RedisEnrichmentQueue(hot.client) if settings.write_behind else None)
+            .with_queue(
+                RedisEnrichmentQueue(hot.client, tenant_items=settings.enrich_tenant_items)
+                if settings.write_behind
+                else None
+            )
             .with_scope_cache(
                 RedisScopeVersions(hot.client),
                 settings.search_cache_mb * 2**20,

@@ -29,6 +29,7 @@ from .patterns import (
     compute_signature,
     find_patterns,
 )
+from .quota import UNLIMITED, Quota, charged, text_bytes
 from .stores import EpisodeStore
 from .stores.models import (
     Episode,
@@ -71,6 +72,8 @@ class EpisodicMemory:
         #: the change feed and the tasks' working memory; the Memory facade connects them
         self.events: EventBus | NullBus = NullBus()
         self.working: WorkingMemory | None = None
+        #: tasks, steps, hand-overs, episodes and reflections are items of the quota
+        self.quota: Quota = UNLIMITED
 
     async def _embed(self, text: str) -> list[float]:
         (vector,) = await asyncio.to_thread(self.embedder.embed, [text])
@@ -84,9 +87,10 @@ class EpisodicMemory:
         if not description.strip():
             raise BadInput("description: must not be empty", field="description")
         task_id = task_id or f"task_{uuid.uuid4().hex}"
-        return await self.store.create_task(
-            tenant, task_id, description, owner, await self._embed(description), utcnow()
-        )
+        async with charged(self.quota, tenant, 1, text_bytes(description)):
+            return await self.store.create_task(
+                tenant, task_id, description, owner, await self._embed(description), utcnow()
+            )
 
     async def add_step(
         self,
@@ -105,23 +109,24 @@ class EpisodicMemory:
         if not action.strip():
             raise BadInput("action: must not be empty", field="action")
         now = utcnow()
-        step = await self.store.add_step(
-            tenant,
-            task_id,
-            {
-                "id": f"step_{uuid.uuid4().hex}",
-                "action": action,
-                "result": result,
-                "status": StepStatus(status).value,
-                "startedAt": started_at or now,
-                "endedAt": ended_at or now,
-                "owner": owner,
-                "generation": generation,
-            },
-        )
-        if step is None:
-            task = (await self.task(tenant, task_id)).task  # NOT_FOUND when missing
-            raise _stale(task_id, task.owner, task.generation, owner, generation)
+        async with charged(self.quota, tenant, 1, text_bytes(action, result)):
+            step = await self.store.add_step(
+                tenant,
+                task_id,
+                {
+                    "id": f"step_{uuid.uuid4().hex}",
+                    "action": action,
+                    "result": result,
+                    "status": StepStatus(status).value,
+                    "startedAt": started_at or now,
+                    "endedAt": ended_at or now,
+                    "owner": owner,
+                    "generation": generation,
+                },
+            )
+            if step is None:
+                task = (await self.task(tenant, task_id)).task  # NOT_FOUND when missing
+                raise _stale(task_id, task.owner, task.generation, owner, generation)
         return step
 
     async def transfer(
@@ -137,22 +142,23 @@ class EpisodicMemory:
         the hand-over joins the task's audit trail. Of concurrent transfers, one wins."""
         if not to_owner.strip():
             raise BadInput("toOwner: must not be empty", field="toOwner")
-        done = await self.store.transfer(
-            tenant,
-            task_id,
-            {
-                "fromOwner": from_owner,
-                "toOwner": to_owner,
-                "generation": generation,
-                "reason": reason,
-                "id": f"xfer_{uuid.uuid4().hex}",
-                "now": utcnow(),
-            },
-        )
-        if done is None:
-            raise NotFound(f"no task {task_id}", taskId=task_id)
-        if not done.moved:
-            raise _stale(task_id, done.owner, done.generation, from_owner, generation)
+        async with charged(self.quota, tenant, 1, text_bytes(reason)):
+            done = await self.store.transfer(
+                tenant,
+                task_id,
+                {
+                    "fromOwner": from_owner,
+                    "toOwner": to_owner,
+                    "generation": generation,
+                    "reason": reason,
+                    "id": f"xfer_{uuid.uuid4().hex}",
+                    "now": utcnow(),
+                },
+            )
+            if done is None:
+                raise NotFound(f"no task {task_id}", taskId=task_id)
+            if not done.moved:
+                raise _stale(task_id, done.owner, done.generation, from_owner, generation)
         await self.events.publish(
             tenant,
             EventKind.TASK_TRANSFERRED,
@@ -202,6 +208,22 @@ class EpisodicMemory:
         for field, most in MAX_IMPORTED.items():
             if len(getattr(owned, field)) > most:
                 raise BadInput(f"{field}: at most {most} per task", field=field)
+        # A task imported before (returned as it is) is charged until the next exact count.
+        items = 1 + len(owned.steps) + len(owned.transfers) + len(owned.episodes)
+        size = text_bytes(
+            owned.task.description,
+            *(s.action for s in owned.steps),
+            *(s.result for s in owned.steps),
+            *(x.reason for x in owned.transfers),
+            *(
+                _episode_text(e.description, e.outcome, e.lessons, e.metrics, e.mappings)
+                for e in owned.episodes
+            ),
+        )
+        async with charged(self.quota, tenant, items, size):
+            return await self._import(tenant, import_id, owned)
+
+    async def _import(self, tenant: str, import_id: str, owned: OwnedTask) -> tuple[Task, bool]:
         task = owned.task
         texts = [task.description] + [
             " ".join([e.description or task.description, e.outcome, *e.lessons])
@@ -293,40 +315,52 @@ class EpisodicMemory:
                 raise BadInput("action: must not be empty", field="action")
             if step.get("status", StepStatus.SUCCEEDED) not in set(StepStatus):
                 raise BadInput("status: not a step status", field="status")
-        if task_id is None:
-            if not description or not description.strip():
-                raise BadInput("give a taskId, or a description to start a task with")
-            task_id = (await self.create_task(tenant, description)).id
-        else:
-            task = await self.task(tenant, task_id)
-            description = description or task.task.description
-        for step in steps:
-            await self.add_step(
-                tenant,
-                task_id,
-                step["action"],
-                step.get("result"),
-                StepStatus(step.get("status", StepStatus.SUCCEEDED)),
-                owner=owner,
-                generation=generation,
-            )
-        text = " ".join([description or "", outcome, *lessons])
-        episode = await self.store.record_episode(
-            tenant,
-            {
-                "id": f"ep_{uuid.uuid4().hex}",
-                "taskId": task_id,
-                "description": description,
-                "outcome": outcome,
-                "success": success,
-                "signature": signature,
-                "lessons": list(lessons),
-                "metrics": json.dumps(metrics or {}),
-                "mappings": json.dumps(mappings or {}),
-                "now": utcnow(),
-                "embedding": await self._embed(text),
-            },
+        if task_id is None and (not description or not description.strip()):
+            raise BadInput("give a taskId, or a description to start a task with")
+        # The episode, its new task and its steps are charged at once: refused before
+        # any of them is written.
+        new_task = task_id is None
+        items = 1 + len(steps) + new_task
+        size = text_bytes(
+            description if new_task else None,
+            *(str(step.get("action") or "") for step in steps),
+            *(step.get("result") for step in steps),
+            _episode_text(description, outcome, lessons, metrics, mappings),
         )
+        async with charged(self.quota, tenant, items, size):
+            if task_id is None:
+                assert description is not None
+                task_id = (await self.create_task(tenant, description)).id
+            else:
+                task = await self.task(tenant, task_id)
+                description = description or task.task.description
+            for step in steps:
+                await self.add_step(
+                    tenant,
+                    task_id,
+                    step["action"],
+                    step.get("result"),
+                    StepStatus(step.get("status", StepStatus.SUCCEEDED)),
+                    owner=owner,
+                    generation=generation,
+                )
+            text = " ".join([description or "", outcome, *lessons])
+            episode = await self.store.record_episode(
+                tenant,
+                {
+                    "id": f"ep_{uuid.uuid4().hex}",
+                    "taskId": task_id,
+                    "description": description,
+                    "outcome": outcome,
+                    "success": success,
+                    "signature": signature,
+                    "lessons": list(lessons),
+                    "metrics": json.dumps(metrics or {}),
+                    "mappings": json.dumps(mappings or {}),
+                    "now": utcnow(),
+                    "embedding": await self._embed(text),
+                },
+            )
         assert episode is not None  # the task exists: it was found or created above
         return episode
 
@@ -363,25 +397,29 @@ class EpisodicMemory:
 
     async def reflect(self, tenant: str, signature: str | None = None) -> list[Reflection]:
         items = [_plain(item) for item in await self.store.with_steps(tenant, signature)]
+        found = [(p, json.dumps(p.details)) for p in find_patterns(items)]
         stored = []
-        for p in find_patterns(items):
-            stored.append(
-                await self.store.upsert_reflection(
-                    tenant,
-                    {
-                        "key": p.key,
-                        "id": f"refl_{p.key[:16]}",
-                        "kind": p.kind,
-                        "pattern": p.pattern,
-                        "support": p.support,
-                        "confidence": p.confidence,
-                        "signature": p.signature,
-                        "details": json.dumps(p.details),
-                        "evidence": p.evidence,
-                        "now": utcnow(),
-                    },
+        # Reflections found again update those stored, charged until the next exact count.
+        size = text_bytes(*(p.pattern for p, _ in found), *(d for _, d in found))
+        async with charged(self.quota, tenant, len(found), size):
+            for p, details in found:
+                stored.append(
+                    await self.store.upsert_reflection(
+                        tenant,
+                        {
+                            "key": p.key,
+                            "id": f"refl_{p.key[:16]}",
+                            "kind": p.kind,
+                            "pattern": p.pattern,
+                            "support": p.support,
+                            "confidence": p.confidence,
+                            "signature": p.signature,
+                            "details": details,
+                            "evidence": p.evidence,
+                            "now": utcnow(),
+                        },
+                    )
                 )
-            )
         return stored
 
     async def reflections(
@@ -398,6 +436,25 @@ def _stale(
         f"({held_owner!r}, generation {held_generation}) is stale",
         owner=owner,
         generation=generation,
+    )
+
+
+def _episode_text(
+    description: str | None,
+    outcome: str,
+    lessons: Sequence[str],
+    metrics: dict[str, Any] | None,
+    mappings: dict[str, str] | None,
+) -> str:
+    """An episode's text and JSON as the graph holds them, for its size."""
+    return "".join(
+        [
+            description or "",
+            outcome,
+            *lessons,
+            json.dumps(metrics or {}),
+            json.dumps(mappings or {}),
+        ]
     )
 
 

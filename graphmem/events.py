@@ -13,6 +13,7 @@ node as classic pub/sub does; a single Redis treats them like any channel.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -60,11 +61,17 @@ class EventBus:
     async def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:
         """Events of one tenant as they happen, until the consumer stops iterating."""
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.ssubscribe(channel(tenant))
+        task = asyncio.current_task()
         # A cluster's pub/sub keeps a connection per shard and hands sharded messages out
         # through its own call; a single Redis's through the plain one.
         try:
+            await pubsub.ssubscribe(channel(tenant))
             while True:
+                # redis-py can swallow a cancellation that arrives while it connects (and
+                # go on as if none came): the subscription, and its Redis connection,
+                # would outlive its consumer.
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError
                 if isinstance(pubsub, ClusterPubSub):
                     message = await pubsub.get_sharded_message(True, _WAIT)
                 else:

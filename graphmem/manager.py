@@ -32,6 +32,7 @@ from .memory.inputs import Inputs, json_problem
 from .memory.recall import Recall
 from .memory.spill import Spiller
 from .models import MemoryItem, MemoryType, ScoredMemory, utcnow
+from .quota import UNLIMITED, Pad, Quota, charged, text_bytes
 from .settings import ID_PATTERN, MemoryConfig, PersonaConfig
 from .stores import ConversationStore, ProfileStore
 from .stores.models import Message
@@ -39,6 +40,8 @@ from .working import WorkingMemory
 
 #: structured records are small objects, not documents
 MAX_RECORD_BYTES = 64 * 1024
+#: checking a schema takes work in proportion to its subschemas (record_schemas.py)
+MAX_SCHEMA_BYTES = 64 * 1024
 MAX_RECORD_DEPTH = 32
 
 
@@ -109,6 +112,8 @@ class MemoryManager:
         self.profiles = profiles
         self.conversation = conversation
         self.personas = personas or {}
+        #: messages, records, schemas and personas are items of the tenant's quota
+        self.quota: Quota = UNLIMITED
 
     # --- short-term -------------------------------------------------------------------------
     async def add_message(self, tenant: str, session_id: str, role: str, content: str) -> Message:
@@ -118,9 +123,11 @@ class MemoryManager:
         if role not in {"user", "assistant", "system", "tool"}:
             raise BadInput("role: user, assistant, system or tool", field="role")
         message = Message(role=role, content=content, timestamp=utcnow().isoformat())
-        await self.conversation.append(
-            tenant, session_id, message, self.config.short_term_ttl_seconds
-        )
+        ttl = self.config.short_term_ttl_seconds
+        # A message the history's cap trims away is given back at the next exact count.
+        async with charged(self.quota, tenant, 1, text_bytes(json.dumps(message.model_dump()))):
+            await self.conversation.append(tenant, session_id, message, ttl)
+        await self.quota.holding(tenant, Pad.MESSAGES, session_id, ttl)
         return message
 
     async def history(self, tenant: str, session_id: str, last: int = 10) -> list[Message]:
@@ -135,7 +142,9 @@ class MemoryManager:
     # --- persona ------------------------------------------------------------------------------
     async def set_persona(self, tenant: str, agent_id: str, persona: PersonaConfig) -> None:
         self._check_agent(agent_id)
-        await self.profiles.set_persona(tenant, agent_id, persona, utcnow())
+        size = text_bytes(persona.role, persona.tone, *persona.expertise, *persona.constraints)
+        async with charged(self.quota, tenant, 1, size):
+            await self.profiles.set_persona(tenant, agent_id, persona, utcnow())
 
     async def learn_trait(self, tenant: str, agent_id: str, trait: str) -> str:
         """A learned trait is a long-term memory of the agent, written to the graph now."""
@@ -206,8 +215,12 @@ class MemoryManager:
             raise BadInput("schema: a JSON schema of an object is required", field="schema")
         if (problem := json_problem(schema, MAX_RECORD_DEPTH)) is not None:
             raise BadInput(f"schema: {problem}", field="schema")
-        record_schemas.check_schema(schema)
-        await self.profiles.set_schema(tenant, name, json.dumps(schema), utcnow())
+        if len(json.dumps(schema)) > MAX_SCHEMA_BYTES:
+            raise BadInput(f"schema: at most {MAX_SCHEMA_BYTES} bytes of JSON", field="schema")
+        await record_schemas.check(schema)
+        encoded = json.dumps(schema)
+        async with charged(self.quota, tenant, 1, text_bytes(encoded)):
+            await self.profiles.set_schema(tenant, name, encoded, utcnow())
 
     async def add_record(self, tenant: str, schema_name: str, data: dict[str, Any]) -> Record:
         raw = await self.profiles.schema(tenant, schema_name)
@@ -221,13 +234,15 @@ class MemoryManager:
         if len(json.dumps(data)) > MAX_RECORD_BYTES:
             raise BadInput(f"data: at most {MAX_RECORD_BYTES} bytes of JSON", field="data")
         await record_schemas.validate(schema_name, schema, data)
-        fields = {f"f_{k}": v for k, v in data.items() if _queryable(v)}
+        fields = {k: v for k, v in data.items() if _queryable(v)}
         record_id = f"rec_{uuid.uuid4().hex}"
-        created_at = await self.profiles.add_record(
-            tenant, schema_name, record_id, json.dumps(data), fields, utcnow()
-        )
-        if created_at is None:
-            raise NotFound(f"no record schema {schema_name}", schema=schema_name)
+        encoded = json.dumps(data)
+        async with charged(self.quota, tenant, 1, text_bytes(encoded)):
+            created_at = await self.profiles.add_record(
+                tenant, schema_name, record_id, encoded, fields, utcnow()
+            )
+            if created_at is None:
+                raise NotFound(f"no record schema {schema_name}", schema=schema_name)
         return Record(id=record_id, schema_name=schema_name, data=data, created_at=created_at)
 
     async def records(

@@ -352,6 +352,12 @@ class Settings(BaseSettings):
     enrich_worker_nice: int = Field(10, ge=0, le=19)
     #: a job a worker took and left this long (it died) is taken over by another
     enrich_reclaim_seconds: float = Field(30.0, ge=0.1, le=3600)
+    #: seconds of NER one memory may take in a worker's batch; past them it keeps its
+    #: vector and the entities of the part read in time (docs/operations.md)
+    enrich_item_seconds: float = Field(10.0, gt=0, le=3600)
+    #: items of one tenant on the enrichment stream at a time; its other jobs wait in its
+    #: lane, so no tenant's backlog delays another's memories by more than this
+    enrich_tenant_items: int = Field(1024, ge=1, le=1_000_000)
     #: memory each process may spend keeping search scopes' vectors (0: search reads
     #: everything from the graph); a user's 1,000 memories take about 4 MB
     search_cache_mb: int = Field(256, ge=0, le=65536)

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from .errors import BadInput, Unavailable
+from .quota import UNLIMITED, Pad, Quota, charged, text_bytes
 from .stores import WorkingStore
 
 
@@ -21,6 +22,8 @@ class WorkingMemory:
 
     def __init__(self, store: WorkingStore | None) -> None:
         self.store = store
+        #: each key written is an item of the tenant's quota (the Memory facade sets it)
+        self.quota: Quota = UNLIMITED
 
     def _store(self) -> WorkingStore:
         if self.store is None:
@@ -34,11 +37,14 @@ class WorkingMemory:
             encoded = json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise BadInput("value: must be JSON", field="value") from exc
-        data = await self._store().set(
-            tenant, task_id, key, encoded, self.max_bytes, self.ttl_seconds
-        )
-        if data is None:
-            raise BadInput(f"working memory of a task holds at most {self.max_bytes} bytes")
+        # An overwrite is charged as a new key until the quota's next exact count.
+        async with charged(self.quota, tenant, 1, text_bytes(key, encoded)):
+            data = await self._store().set(
+                tenant, task_id, key, encoded, self.max_bytes, self.ttl_seconds
+            )
+            if data is None:
+                raise BadInput(f"working memory of a task holds at most {self.max_bytes} bytes")
+        await self.quota.holding(tenant, Pad.WORKING, task_id, self.ttl_seconds)
         return data
 
     async def get(self, tenant: str, task_id: str) -> dict[str, Any]:

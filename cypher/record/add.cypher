@@ -1,7 +1,8 @@
-// A validated structured record; its top-level scalar fields are also properties named
-// f_<field>, so field queries use plain property comparisons.
+// A validated structured record. Its top-level scalar fields are tokens in one list
+// property (stores/neo4j/record_fields.py), never properties of their own: field names
+// are the tenant's, and each new property name would be the whole database's for good.
 MATCH (s:RecordSchema {tenant: $tenant, name: $schema})
-CREATE (r:Record {tenant: $tenant, id: $id, schema: $schema, data: $data, createdAt: $now})
-SET r += $fields
+CREATE (r:Record {tenant: $tenant, id: $id, schema: $schema, data: $data, createdAt: $now,
+                  fields: $fields})
 CREATE (r)-[:CONFORMS_TO]->(s)
 RETURN r.id AS id, r.createdAt AS createdAt

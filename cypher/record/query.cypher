@@ -1,6 +1,6 @@
-// Records of a schema whose fields equal the given values.
+// Records of a schema whose fields equal the given values (each a token, see add).
 MATCH (r:Record {tenant: $tenant, schema: $schema})
-WHERE all(k IN keys($where) WHERE r['f_' + k] = $where[k])
+WHERE all(t IN $tokens WHERE t IN r.fields)
 RETURN r.id AS id, r.data AS data, r.createdAt AS createdAt
 ORDER BY r.createdAt DESC
 LIMIT $limit

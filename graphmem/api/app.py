@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
 from ..builder import MemoryBuilder
 from ..errors import ErrorCode, GraphmemError
@@ -36,23 +37,37 @@ from .limits import BodyLimit, FairTurns, StreamLifetime
 from .mcp import envelope_problem as mcp_envelope_problem
 from .mcp import http_app as mcp_http_app
 from .schema import build_schema
+from .websocket import LimitedTransportWS, TenantSubscriptions
 
 log = logging.getLogger("graphmem.api")
 
 
 class GraphQLEndpoint(GraphQL):
-    """strawberry's ASGI view with the tenant in the context and JSON error bodies."""
+    """strawberry's ASGI view with the tenant in the context and JSON error bodies.
+    WebSockets speak graphql-transport-ws only (the older graphql-ws protocol skips
+    messages it cannot decode, and has no deadline for its connection_init), with the
+    subscriptions they hold bounded (``websocket``)."""
 
-    def __init__(self, *args: Any, keys: KeyRing, **kwargs: Any) -> None:
+    graphql_transport_ws_handler_class = LimitedTransportWS
+
+    def __init__(
+        self, *args: Any, keys: KeyRing, tenant_subscriptions: int = 100, **kwargs: Any
+    ) -> None:
+        kwargs["subscription_protocols"] = (GRAPHQL_TRANSPORT_WS_PROTOCOL,)
         super().__init__(*args, **kwargs)
         self.keys = keys
+        self.tenant_subscriptions = TenantSubscriptions(tenant_subscriptions)
 
     def decode_json(self, data: str | bytes) -> object:
-        # strawberry answers a JSONDecodeError with a 400 (HTTP) or a 4400 close (WS)
+        # Only WebSocket messages come here (HTTP bodies: parse_json). strawberry answers
+        # a JSONDecodeError with a 4400 close, as the body rules answer a 400.
         try:
-            return bodies.decode(data)
+            value = bodies.decode(data)
+            if not isinstance(value, dict):
+                raise bodies.BadBody("a graphql-transport-ws message is a JSON object")
         except bodies.BadBody as exc:
             raise json.JSONDecodeError(str(exc), "", 0) from exc
+        return value
 
     def parse_json(self, data: str | bytes) -> Any:
         try:
@@ -180,6 +195,8 @@ def create_app(
         allow_queries_via_get=False,
         keys=keys,
         connection_init_wait_timeout=timedelta(seconds=10),
+        max_subscriptions_per_connection=settings.ws_max_subscriptions,
+        tenant_subscriptions=settings.tenant_max_subscriptions,
     )
     # One share for /graphql and /mcp alike: they draw on the same event loop.
     share = FairShare(

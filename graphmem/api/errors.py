@@ -8,6 +8,7 @@ from typing import Any
 from graphql.error import GraphQLError
 from starlette.responses import JSONResponse
 from strawberry.extensions import MaskErrors
+from strawberry.schema.exceptions import InvalidOperationTypeError
 
 from ..errors import ErrorCode, GraphmemError
 
@@ -31,6 +32,10 @@ def typed_error(error: GraphQLError) -> GraphQLError:
     original = error.original_error
     if isinstance(original, GraphmemError):
         message, extensions = original.message, original.extensions()
+    elif isinstance(original, InvalidOperationTypeError):
+        # Only a stream (a WebSocket) reports it as an error: HTTP answers it with a 400.
+        message = f"{error.message} over a WebSocket; send them as HTTP POST requests"
+        extensions = {"code": ErrorCode.BAD_INPUT.value}
     elif original is None or (error.path is None and isinstance(original, GraphQLError)):
         # Parse, validation and variable-coercion errors (syntax, unknown enum value,
         # depth limit ...): the request itself is wrong, and graphql-core says how.

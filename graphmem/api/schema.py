@@ -61,6 +61,14 @@ class GraphmemSchema(strawberry.Schema):
         # unknown ids) are not server problems and would only flood the log.
         return None
 
+    async def stream(self, *args: Any, **kwargs: Any) -> Any:
+        # Streams are graphql-transport-ws's alone (no HTTP streaming protocol is on):
+        # subscriptions only. Queries and mutations go over HTTP, where each takes its
+        # turn of the process's fair share (limits.FairTurns).
+        if kwargs.get("allowed_operation_types") is None:
+            kwargs["allowed_operation_types"] = (OperationType.SUBSCRIPTION,)
+        return await super().stream(*args, **kwargs)
+
     async def execute(self, *args: Any, **kwargs: Any) -> ExecutionResult:
         # Subscriptions stream over graphql-transport-ws (``subscribe``); executed once
         # over HTTP, their resolver has nothing to return.

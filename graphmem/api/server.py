@@ -5,7 +5,8 @@ uvicorn times out idle keep-alive connections but not a request whose headers tr
 in (a slowloris client holds a socket, and a file descriptor, for as long as it likes).
 Here the headers of every request must be complete within ``header_timeout`` seconds of
 its first byte (or of the connection's start); the body has its own deadline in
-``limits.BodyLimit``, and WebSockets are pinged so half-open ones are closed.
+``limits.BodyLimit``; WebSockets are pinged so half-open ones are closed, and their
+messages have the body's size limit.
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         # a WebSocket whose peer vanished answers no ping: closed within ~2 intervals
         "ws_ping_interval": 10.0,
         "ws_ping_timeout": 10.0,
+        # uvicorn stops reading a WebSocket message past this size (close 1009), before
+        # it is buffered whole; limits.BodyLimit checks each message again in the app.
+        # A client's messages wait in a queue of ws_max_queue before the app reads them:
+        # a connection buffers at most that many times the limit.
+        "ws_max_size": settings.max_body_bytes,
+        "ws_max_queue": 4,
         "log_level": "info",
         "access_log": False,
     }

@@ -3,7 +3,8 @@
 Per tenant (an API key decides the tenant): cost units per second (one per operation,
 valid or not, and ``expensive_cost`` more for each expensive field it runs: recall,
 search, spill ...), expensive fields in flight at once, and the memories and bytes it
-may store. How one process's time is shared between tenants is ``api/fairshare.py``.
+may store (every kind of item counts as a memory, ``graphmem/quota.py``). How one
+process's time is shared between tenants is ``api/fairshare.py``.
 The counters live in Redis (``stores/redis/admission.py``) so every replica enforces one
 limit. If Redis cannot be asked, requests are admitted: Redis being down already fails
 every write, and reads should not fail for want of a counter.
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import BadInput, GraphmemError, QuotaExceeded, RateLimited
 from ..metrics import Metrics
+from ..quota import Pad
 from ..stores import AdmissionStore
 
 log = logging.getLogger("graphmem.memory")
@@ -121,21 +123,24 @@ class Admission:
                     log.warning("expensive slot not released: %s", exc)
 
     async def reserve(self, tenant: str, memories: int, size: int) -> None:
-        """QUOTA_EXCEEDED if storing ``memories`` more (``size`` bytes) would pass the
-        tenant's quota. The running count may drift (deletions do not all know their
-        sizes), so near the limit the exact usage is counted and stored first."""
+        """QUOTA_EXCEEDED if storing ``memories`` more items of any kind (``size`` bytes)
+        would pass the tenant's quota (``graphmem/quota.py``). The running count drifts
+        upwards (deletions, expiries, replacements and trimmed messages are not all
+        subtracted), so near the limit the exact usage is counted and stored first."""
         cap_n, cap_b = self.limits.max_memories, self.limits.max_bytes
         if self.store is None or not (cap_n or cap_b):
             return
         held_n, held_b = await self.store.usage(tenant)
         if _over(held_n + memories, cap_n) or _over(held_b + size, cap_b):
-            held_n, held_b = await self.exact_usage(tenant)
+            held_n, held_b = await self._exact(tenant)
             await self.store.set_usage(tenant, held_n, held_b)
             if _over(held_n + memories, cap_n) or _over(held_b + size, cap_b):
                 self.metrics.refused.labels(tenant, "quota").inc()
                 raise QuotaExceeded(
-                    f"this tenant holds {held_n} memories ({held_b} bytes); its quota is "
-                    f"{cap_n or 'unlimited'} memories and {cap_b or 'unlimited'} bytes",
+                    f"this tenant holds {held_n} items (memories, records, messages, tasks,"
+                    f" episodes ...: {held_b} bytes) and this write adds {memories}"
+                    f" ({size} bytes); its quota is {cap_n or 'unlimited'} items and"
+                    f" {cap_b or 'unlimited'} bytes",
                     memories=held_n,
                     bytes=held_b,
                 )
@@ -143,6 +148,24 @@ class Admission:
     async def added(self, tenant: str, memories: int, size: int) -> None:
         if self.store is not None and (self.limits.max_memories or self.limits.max_bytes):
             await self.store.add_usage(tenant, memories, size)
+
+    async def holding(self, tenant: str, pad: Pad, owner: str, ttl_seconds: int) -> None:
+        """Note that the tenant keeps ``pad`` of ``owner`` in Redis for ``ttl_seconds``
+        (renewed by each write), so the exact count finds it until it expires."""
+        if self.store is None or not (self.limits.max_memories or self.limits.max_bytes):
+            return
+        try:
+            await self.store.hold_pad(
+                tenant, pad.value, owner, int(time.time() * 1000), ttl_seconds
+            )
+        except GraphmemError as exc:  # counted in the running count all the same
+            log.warning("quota: %s of %s not noted: %s", pad.name, tenant, exc.message)
+
+    async def _exact(self, tenant: str) -> tuple[int, int]:
+        held_n, held_b = await self.exact_usage(tenant)
+        assert self.store is not None
+        pads_n, pads_b = await self.store.pads_usage(tenant, int(time.time() * 1000))
+        return held_n + pads_n, held_b + pads_b
 
 
 def _over(value: int, cap: int) -> bool:

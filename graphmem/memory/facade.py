@@ -129,6 +129,10 @@ class Memory:
         self.admission = Admission(
             admission, admission_limits or AdmissionLimits(), self.metrics, self._exact_usage
         )
+        # Every memory type's writes count against the tenant's quota (graphmem/quota.py).
+        self.working.quota = self.admission
+        if episodes is not None:
+            episodes.quota = self.admission
         self.queue = queue
         self.enrichment = Enrichment(
             hot, embedder, entities, self._workers_alive if queue is not None else None
@@ -189,8 +193,11 @@ class Memory:
         )
 
     async def _exact_usage(self, tenant: str) -> tuple[int, int]:
+        """What the tenant stores in the hot tier and the graph, every kind (the pads it
+        keeps in Redis are the admission store's to count)."""
         rows = await self.reports.stats(tenant)
-        return sum(r["items"] for r in rows), sum(r["bytes"] for r in rows)
+        kinds_n, kinds_b = await self.graph.scans.kinds_usage(tenant)
+        return kinds_n + sum(r["items"] for r in rows), kinds_b + sum(r["bytes"] for r in rows)
 
     async def _workers_alive(self) -> bool:
         assert self.queue is not None

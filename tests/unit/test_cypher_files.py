@@ -17,6 +17,7 @@ TENANTLESS = {
     "admin/change_initial_password",
     "admin/tenants",  # lists tenant ids only, for maintenance to visit each
     "admin/memory_tenants",  # the same, as the memories say, for the term backfill
+    "admin/record_tenants",  # the same, for the record field-token migration
     # migration backfill over every tenant; each row names its own tenant
     "admin/scope_tokens_missing",
     "admin/scope_tokens_set",

@@ -6,7 +6,7 @@ maintenance are ``scans`` (``scans.py``); both run on this store's driver.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from neo4j.api import AsyncBookmarkManager
 from ...cypher import CypherLibrary
 from ...models import MemoryItem, pack_vector
 from .. import GraphScans, GraphSearch
+from . import record_fields
 from .fulltext import TenantFulltext
 from .records import memory_item, parsed
 from .scans import Neo4jGraphScans
@@ -55,7 +56,20 @@ class Neo4jGraphStore(Neo4jSession):
         await self.run("admin/await_indexes", {"timeoutSeconds": 300})
         await self.fulltext.migrate()
         await self.backfill_vector_bytes()
+        await self._once(record_fields.MIGRATION, self.backfill_record_fields)
         return applied
+
+    async def _once(self, name: str, migration: Callable[[], Awaitable[int]]) -> None:
+        """Run a one-off data migration unless the database records it as done."""
+        (row,) = await self.run("admin/migration_done", {"name": name})
+        if not row["done"]:
+            await migration()
+            await self.run("admin/migration_mark", {"name": name})
+
+    async def backfill_record_fields(self) -> int:
+        """Move records stored with a property per field to field tokens
+        (``record_fields``); how many it rewrote."""
+        return await record_fields.backfill(self)
 
     async def backfill_vector_bytes(self, batch: int = 2000) -> int:
         """Once per database: give memories embedded before ``vectorBytes`` existed their

@@ -7,6 +7,7 @@ from typing import Any
 
 from ...settings import PersonaConfig
 from ..models import StoredRecord
+from . import record_fields
 from . import records as parse
 from .session import Neo4jSession
 
@@ -47,7 +48,8 @@ class Neo4jProfileStore:
         fields: dict[str, Any],
         now: datetime,
     ) -> datetime | None:
-        """When the record was written; None when the schema is unknown."""
+        """When the record was written; None when the schema is unknown. ``fields``:
+        the top-level fields ``records`` can match on."""
         records = await self.graph.run(
             "record/add",
             {
@@ -55,7 +57,7 @@ class Neo4jProfileStore:
                 "schema": schema,
                 "id": record_id,
                 "data": data,
-                "fields": fields,
+                "fields": record_fields.tokens(fields),
                 "now": now,
             },
         )
@@ -64,7 +66,8 @@ class Neo4jProfileStore:
     async def records(
         self, tenant: str, schema: str, where: dict[str, Any], limit: int
     ) -> list[StoredRecord]:
+        tokens = record_fields.tokens(where)
         records = await self.graph.run(
-            "record/query", {"tenant": tenant, "schema": schema, "where": where, "limit": limit}
+            "record/query", {"tenant": tenant, "schema": schema, "tokens": tokens, "limit": limit}
         )
         return [parse.stored_record(r) for r in records]

@@ -110,3 +110,9 @@ class Neo4jGraphScans:
             {"tenant": tenant, "prefix": prefix, "userId": user_id, "after": after, "first": first},
         )
         return [r["id"] for r in records]
+
+    async def kinds_usage(self, tenant: str) -> tuple[int, int]:
+        """Items and bytes of every kind a tenant stores in the graph besides memories
+        (records, tasks, episodes ...), for the quota's exact count."""
+        records = await self._session.run("tenant/usage", {"tenant": tenant})
+        return sum(int(r["items"]) for r in records), sum(int(r["bytes"] or 0) for r in records)

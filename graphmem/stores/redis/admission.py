@@ -1,5 +1,6 @@
 """Counters for admission control, shared by every API replica: requests per second and
-expensive operations in flight per tenant, and each tenant's stored memories and bytes.
+expensive operations in flight per tenant, and each tenant's stored items and bytes
+(with the pads it keeps in Redis, for the exact count).
 
 Keys carry the tenant's hash tag, like the hot tier's, so each tenant's counters live
 in one Redis Cluster slot.
@@ -7,10 +8,15 @@ in one Redis Cluster slot.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
+from functools import partial
 from typing import cast
 
 from redis.asyncio import Redis
+
+from .keys import call, session_keys
+from .working import task_key
 
 # Fixed one-second window: the cost counted in this second, expiring shortly after it.
 _HIT = """
@@ -34,11 +40,51 @@ return 1
 """
 
 
+# The pads a tenant keeps in Redis with a time to live (a session's messages, a task's
+# working memory), for the quota's exact count: members "<pad>:<owner>" scored by when
+# they expire, the expired dropped on every write. KEYS[1] the tenant's pads; ARGV: now
+# ms, member, ttl ms. The set lives as long as its longest-lived pad.
+_HOLD_PAD = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[3]), ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+end
+return 1
+"""
+
+# Items and bytes of one pad as stored: a list's elements, a hash's fields and values.
+_PAD_SIZE = """
+local kind = redis.call('TYPE', KEYS[1])['ok']
+local n, b = 0, 0
+if kind == 'list' then
+  for _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do n = n + 1; b = b + #v end
+elseif kind == 'hash' then
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do n = n + 1; b = b + #all[i] + #all[i + 1] end
+end
+return {n, b}
+"""
+
+#: pads sized at once by the exact count
+_PAD_BATCH = 64
+
+
+def pad_key(tenant: str, pad: str, owner: str) -> str:
+    """The Redis key of a tenant's pad: "m" a session's messages, "w" a task's working
+    memory (``graphmem.quota.Pad``)."""
+    if pad == "m":
+        return session_keys(tenant, owner).messages
+    return task_key(tenant, owner)
+
+
 class RedisAdmission:
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
         self._hit = redis.register_script(_HIT)
         self._acquire = redis.register_script(_ACQUIRE)
+        self._hold_pad = redis.register_script(_HOLD_PAD)
+        self._pad_size = redis.register_script(_PAD_SIZE)
 
     @staticmethod
     def _key(tenant: str, name: str) -> str:
@@ -75,3 +121,35 @@ class RedisAdmission:
     async def set_usage(self, tenant: str, memories: int, size: int) -> None:
         mapping: dict[str | bytes, str | int] = {"memories": memories, "bytes": size}
         await self._redis.hset(self._key(tenant, "usage"), mapping=mapping)  # type: ignore[arg-type]
+
+    async def hold_pad(self, tenant: str, pad: str, owner: str, now_ms: int, ttl: int) -> None:
+        member = f"{pad}:{owner}"
+        args: list[str | int] = [now_ms, member, ttl * 1000]
+        await call(lambda: self._hold_pad(keys=[self._key(tenant, "pads")], args=args))
+
+    async def pads_usage(self, tenant: str, now_ms: int) -> tuple[int, int]:
+        """(items, bytes) in the tenant's pads that have not expired; pads found empty
+        (a completed task's working memory) are forgotten."""
+        key = self._key(tenant, "pads")
+
+        async def live() -> list[str]:
+            await self._redis.zremrangebyscore(key, "-inf", now_ms)
+            return [str(member) for member in await self._redis.zrange(key, 0, -1)]
+
+        async def sizes(batch: list[str]) -> list[list[int]]:
+            # each pad is in a slot of its own: a script apiece, a batch at a time
+            keys = [pad_key(tenant, *member.split(":", 1)) for member in batch]
+            return list(await asyncio.gather(*(self._pad_size(keys=[k]) for k in keys)))
+
+        members = await call(live)
+        items = size = 0
+        gone: list[str] = []
+        for start in range(0, len(members), _PAD_BATCH):
+            batch = members[start : start + _PAD_BATCH]
+            for member, (n, b) in zip(batch, await call(partial(sizes, batch)), strict=True):
+                items, size = items + int(n), size + int(b)
+                if not int(n):
+                    gone.append(member)
+        if gone:
+            await call(lambda: self._redis.zrem(key, *gone))
+        return items, size

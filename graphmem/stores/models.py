@@ -222,6 +222,9 @@ class EnrichmentJob(StoreModel):
     attempt: int = 1
     #: whether its items are in the tenant's waiting count (queued by this version)
     counted: bool = True
+    #: whether its items are in the tenant's share of the stream (queued through the
+    #: fair queue: ``stores/redis/queue.py``)
+    placed: bool = False
 
 
 class QueueStats(StoreModel):

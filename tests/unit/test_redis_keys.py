@@ -14,7 +14,7 @@ from graphmem.stores.redis.keys import (
     tenant_of_sessions_key,
 )
 from graphmem.stores.redis.layout import new_name
-from graphmem.stores.redis.queue import STREAM
+from graphmem.stores.redis.queue import STREAM, lane_key
 from graphmem.stores.redis.working import task_key as working_key
 
 
@@ -51,6 +51,11 @@ def test_the_enrichment_queue_keys_share_one_slot() -> None:
         f"{STREAM}:workers",
         f"{STREAM}:waiting",
         f"{STREAM}:parked:n",
+        f"{STREAM}:placed",
+        f"{STREAM}:lanes",
+        f"{STREAM}:lanes:n",
+        lane_key("acme"),
+        lane_key("globex.eu"),
     ]
     assert len(slots(*names)) == 1
 

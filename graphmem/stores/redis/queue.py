@@ -8,17 +8,31 @@ that any number of ``graphmem worker`` processes on any machines share the work.
 - ``gm:{enrich}:waiting``  hash: per tenant, its items on the stream (changed atomically with
   the stream, so a tenant can follow its own backlog without seeing anyone else's)
 - ``gm:{enrich}:parked:n`` hash: per tenant, its items in parked jobs
+- ``gm:{enrich}:placed``   hash: per tenant, the items of its jobs on the stream
+- ``gm:{enrich}:lane:<tenant>`` list: the tenant's jobs waiting for room on the stream
+- ``gm:{enrich}:lanes``    sorted set: the tenants with a lane, scored by when its first
+  job was queued (ms); ``gm:{enrich}:lanes:n``: the jobs in every lane
+
+A tenant has at most ``tenant_items`` items on the stream at a time (a job larger than
+that goes alone): its other jobs wait in its lane, in order, and each settled job makes
+room for the next ones (the settle script moves them, atomically). So the stream never
+holds more than that of one tenant ahead of another tenant's job: a tenant adding a
+million memories delays the others by one share, not by its backlog, while a tenant alone
+keeps enough on the stream for the workers' batches.
 
 A job is acknowledged and deleted once its items are in the graph with their vectors, so
-the stream holds exactly the work not yet done (its length is the backlog). A worker that
+the stream and the lanes hold exactly the work not yet done (the backlog). A worker that
 dies leaves its jobs pending; another takes them over with ``XAUTOCLAIM`` once they have
-been idle for a while. A failed job is added again with its attempt count, and parked
-when that count reaches the limit, so one poison job never blocks the stream.
+been idle for a while. A worker that lives refreshes its claim on the jobs it holds
+(``touch``), so a slow job is not taken over while it is worked on. A failed job is
+added again with its attempt count, and parked when that count reaches the limit, so
+one poison job never blocks the stream.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
@@ -32,8 +46,18 @@ from .keys import call
 # One hash tag for the stream and its counters: the scripts touch them together, so in a
 # Redis Cluster they share a slot (and a node; docs/scaling.md).
 STREAM = "gm:{enrich}"
+log = logging.getLogger("graphmem.worker")
 PARKED = "gm:{enrich}:parked"
 GROUP = "enrichers"
+
+
+#: items of one tenant on the stream at a time, by default (``RedisEnrichmentQueue``)
+TENANT_ITEMS = 1024
+
+
+def lane_key(tenant: str, stream: str = STREAM) -> str:
+    """Where a tenant's jobs wait for room on the stream (in the stream's slot)."""
+    return f"{stream}:lane:{tenant}"
 
 
 def _job(entry: Any, fields: dict[str, str], delivered: int = 1) -> EnrichmentJob:
@@ -44,27 +68,67 @@ def _job(entry: Any, fields: dict[str, str], delivered: int = 1) -> EnrichmentJo
         ids=json.loads(fields["ids"]),
         attempt=int(fields.get("a", "0")) + delivered,
         counted=fields.get("c") == "1",
+        placed=fields.get("p") == "1",
     )
 
 
 def _fields(
-    tenant: str, session_id: str, ids: Sequence[str], counted: bool = True
+    tenant: str, session_id: str, ids: Sequence[str], counted: bool = True, placed: bool = True
 ) -> dict[Any, Any]:
     """An entry's fields, as ``_job`` reads them back. ``c`` marks a job whose items are
-    in the tenant's waiting count (a job queued before the counts existed is not)."""
+    in the tenant's waiting count, ``p`` one whose items are in its placed count (a job
+    queued before the counts existed is in neither)."""
     out = {"t": tenant, "s": session_id, "ids": json.dumps(list(ids))}
-    return out | {"c": "1"} if counted else out
+    return out | ({"c": "1"} if counted else {}) | ({"p": "1"} if placed else {})
 
 
-# KEYS: stream, waiting counts, parked counts, parked stream
-# ARGV: group, ack | retry | park, n, n field/value pairs of the replacement entry, then
-#       (entry, tenant, items) for each job
-_SETTLE = """
-local mode, nf = ARGV[2], tonumber(ARGV[3])
+# Lua: moves a tenant's lane jobs onto the stream while its placed items leave room for
+# them (a job larger than the share goes alone), and keeps the lane's score and the
+# counts right. Shared by the add, settle and unstick scripts; ``lane`` is its key.
+_REFILL = """
+local function refill(stream, placed_key, lanes, lanes_n, lane, tenant, cap)
+  local placed = tonumber(redis.call('HGET', placed_key, tenant) or '0')
+  if placed < 0 then placed = 0 end
+  while true do
+    local head = redis.call('LINDEX', lane, 0)
+    if not head then break end
+    local job = cjson.decode(head)
+    if placed > 0 and placed + job.n > cap then break end
+    redis.call('LPOP', lane)
+    redis.call('XADD', stream, '*', unpack(job.f))
+    redis.call('DECR', lanes_n)
+    placed = placed + job.n
+  end
+  if placed > 0 then
+    redis.call('HSET', placed_key, tenant, placed)
+  else
+    redis.call('HDEL', placed_key, tenant)
+  end
+  local head = redis.call('LINDEX', lane, 0)
+  if head then
+    redis.call('ZADD', lanes, cjson.decode(head).q, tenant)
+  else
+    redis.call('ZREM', lanes, tenant)
+  end
+end
+"""
+
+
+# KEYS: stream, waiting counts, parked counts, parked stream, placed counts, lanes, lanes
+#       count, then the lane of each tenant named at the end of ARGV
+# ARGV: group, ack | retry | park, share, n, n field/value pairs of the replacement entry,
+#       j, (entry, tenant, items, placed items) for each of the j jobs, then the tenants
+#       whose lanes may move up
+_SETTLE = (
+    _REFILL
+    + """
+local mode, cap, nf = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local fields = {}
-for i = 1, nf * 2 do fields[i] = ARGV[3 + i] end
-for i = 4 + nf * 2, #ARGV, 3 do
-  local entry, tenant, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+for i = 1, nf * 2 do fields[i] = ARGV[4 + i] end
+local first = 6 + nf * 2
+local last = first + tonumber(ARGV[5 + nf * 2]) * 4 - 1
+for i = first, last, 4 do
+  local entry, tenant, n, p = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
   if redis.call('XACK', KEYS[1], ARGV[1], entry) == 1 then
     redis.call('XDEL', KEYS[1], entry)
     if mode == 'retry' then
@@ -73,6 +137,7 @@ for i = 4 + nf * 2, #ARGV, 3 do
       if tenant ~= '' and n > 0 and redis.call('HINCRBY', KEYS[2], tenant, -n) < 0 then
         redis.call('HSET', KEYS[2], tenant, 0)  -- never below 0, whatever happened before
       end
+      if tenant ~= '' and p > 0 then redis.call('HINCRBY', KEYS[5], tenant, -p) end
       if mode == 'park' then
         redis.call('XADD', KEYS[4], '*', unpack(fields))
         if tenant ~= '' and n > 0 then redis.call('HINCRBY', KEYS[3], tenant, n) end
@@ -80,18 +145,74 @@ for i = 4 + nf * 2, #ARGV, 3 do
     end
   end
 end
-return 0
-"""
-
-
-# KEYS: stream, waiting counts   ARGV: tenant, items, the entry's field/value pairs
-_ADD = """
-redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
-local n = tonumber(ARGV[2])
-if redis.call('HINCRBY', KEYS[2], ARGV[1], n) < n then
-  redis.call('HSET', KEYS[2], ARGV[1], n)  -- a count left below 0 (see _SETTLE) starts over
+for i = last + 1, #ARGV do
+  refill(KEYS[1], KEYS[5], KEYS[6], KEYS[7], KEYS[8 + i - last - 1], ARGV[i], cap)
 end
 return 0
+"""
+)
+
+
+# KEYS: stream, waiting counts, placed counts, lanes, lanes count, the tenant's lane
+# ARGV: tenant, items, share, the entry's field/value pairs (placed: ``p`` is 1)
+_ADD = (
+    _REFILL
+    + """
+local tenant, n, cap = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if redis.call('HINCRBY', KEYS[2], tenant, n) < n then
+  redis.call('HSET', KEYS[2], tenant, n)  -- a count left below 0 (see _SETTLE) starts over
+end
+local placed = tonumber(redis.call('HGET', KEYS[3], tenant) or '0')
+if redis.call('LLEN', KEYS[6]) == 0 and (placed <= 0 or placed + n <= cap) then
+  redis.call('XADD', KEYS[1], '*', unpack(ARGV, 4))
+  if placed < 0 then redis.call('HSET', KEYS[3], tenant, 0) end
+  redis.call('HINCRBY', KEYS[3], tenant, n)
+  return 1
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local fields = {}
+for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
+fields[#fields + 1] = 'q'
+fields[#fields + 1] = tostring(now)
+redis.call('RPUSH', KEYS[6], cjson.encode({n = n, q = now, f = fields}))
+redis.call('ZADD', KEYS[4], 'NX', now, tenant)
+redis.call('INCR', KEYS[5])
+-- a lane with nothing of its tenant on the stream (counts lost) moves up now
+if placed <= 0 then refill(KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], tenant, cap) end
+return 0
+"""
+)
+
+# KEYS: stream, placed counts, lanes, lanes count, the lane of each tenant in ARGV
+# ARGV: share, the tenants
+# With no job on the stream at all, no tenant has items there: counts that say otherwise
+# (the stream was deleted or trimmed by hand) would keep their lanes waiting for good.
+_UNSTICK = (
+    _REFILL
+    + """
+if redis.call('XLEN', KEYS[1]) > 0 then return 0 end
+for i = 2, #ARGV do
+  redis.call('HDEL', KEYS[2], ARGV[i])
+  refill(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[3 + i], ARGV[i], tonumber(ARGV[1]))
+end
+return #ARGV - 1
+"""
+)
+
+# KEYS: stream   ARGV: group, consumer, entries
+# Resets the idle time of the entries this consumer still holds (JUSTID: the delivery
+# count stays), and leaves alone those another consumer took over meanwhile.
+_TOUCH = """
+local touched = 0
+for i = 3, #ARGV do
+  local held = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
+  if #held > 0 then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    touched = touched + 1
+  end
+end
+return touched
 """
 
 # KEYS: workers   ARGV: consumer, 1 (alive) | 0 (stopping)
@@ -116,15 +237,24 @@ return redis.call('ZCOUNT', KEYS[1], now - tonumber(ARGV[1]), '+inf')
 
 
 class RedisEnrichmentQueue:
-    def __init__(self, redis: Redis, stream: str = STREAM) -> None:
+    def __init__(
+        self, redis: Redis, stream: str = STREAM, tenant_items: int = TENANT_ITEMS
+    ) -> None:
         self._redis = redis
         self.stream = stream
+        #: items of one tenant on the stream at a time; its other jobs wait in its lane
+        self.tenant_items = tenant_items
         self.parked_stream = f"{stream}:parked"
         self.workers_key = f"{stream}:workers"
         self.waiting_key = f"{stream}:waiting"
         self.parked_count_key = f"{stream}:parked:n"
+        self.placed_key = f"{stream}:placed"
+        self.lanes_key = f"{stream}:lanes"
+        self.lanes_count_key = f"{stream}:lanes:n"
         self._settle_script = redis.register_script(_SETTLE)
         self._add_script = redis.register_script(_ADD)
+        self._unstick_script = redis.register_script(_UNSTICK)
+        self._touch_script = redis.register_script(_TOUCH)
         self._beat_script = redis.register_script(_BEAT)
         self._workers_script = redis.register_script(_WORKERS)
         self._group_ready = False
@@ -145,13 +275,21 @@ class RedisEnrichmentQueue:
         self._group_ready = True
 
     async def add(self, tenant: str, session_id: str, ids: Sequence[str]) -> None:
+        """Queue a job: on the stream while the tenant's share has room, else at the end
+        of its lane."""
         fields = _fields(tenant, session_id, ids)
 
         flat = [x for kv in fields.items() for x in kv]
+        keys = [
+            self.stream,
+            self.waiting_key,
+            self.placed_key,
+            self.lanes_key,
+            self.lanes_count_key,
+            lane_key(tenant, self.stream),
+        ]
         await call(
-            lambda: self._add_script(
-                keys=[self.stream, self.waiting_key], args=[tenant, len(ids), *flat]
-            )
+            lambda: self._add_script(keys=keys, args=[tenant, len(ids), self.tenant_items, *flat])
         )
 
     async def tenant_backlog(self, tenant: str) -> tuple[int, int]:
@@ -202,7 +340,33 @@ class RedisEnrichmentQueue:
                 GROUP, consumer, {self.stream: ">"}, count=count, block=block_ms
             )
         )
-        return await self._jobs([(e, f) for _, entries in reply or [] for e, f in entries if f])
+        entries = [(e, f) for _, entries in reply or [] for e, f in entries if f]
+        if not entries:
+            await self._unstick()
+        return await self._jobs(entries)
+
+    async def _unstick(self, count: int = 100) -> None:
+        """Move lanes up when the stream is empty (see ``_UNSTICK``)."""
+        tenants = await call(
+            lambda: cast(Awaitable[Any], self._redis.zrange(self.lanes_key, 0, count - 1))
+        )
+        if not tenants:
+            return
+        names = [t.decode() if isinstance(t, bytes) else str(t) for t in tenants]
+        keys = [self.stream, self.placed_key, self.lanes_key, self.lanes_count_key]
+        keys += [lane_key(t, self.stream) for t in names]
+        await call(lambda: self._unstick_script(keys=keys, args=[self.tenant_items, *names]))
+
+    async def touch(self, consumer: str, jobs: Sequence[EnrichmentJob]) -> int:
+        """Reset the idle time of the jobs this consumer still holds, so that no other
+        consumer takes them over while it works on them; how many it still holds."""
+        if not jobs:
+            return 0
+        entries = [j.entry for j in jobs]
+        touched = await self._grouped(
+            lambda: self._touch_script(keys=[self.stream], args=[GROUP, consumer, *entries])
+        )
+        return int(touched)
 
     async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[EnrichmentJob]:
         """Jobs another consumer took and left idle for ``idle_ms`` (it died or hangs)."""
@@ -237,6 +401,7 @@ class RedisEnrichmentQueue:
             except (KeyError, TypeError, ValueError) as exc:
                 bad = EnrichmentJob(entry=str(entry), tenant="", session_id="", ids=[])
                 reason = f"malformed entry: {type(exc).__name__} {exc}"
+                log.error("enrichment entry %s parked: %s", entry, reason)
                 await call(lambda: self._park(bad, fields, reason))  # noqa: B023 (awaited here)
         return jobs
 
@@ -257,19 +422,49 @@ class RedisEnrichmentQueue:
         twice."""
         mode = "ack" if moved_to is None else "retry" if moved_to[0] == self.stream else "park"
         fields = [x for kv in (moved_to[1] if moved_to else {}).items() for x in kv]
-        triples = [x for j in jobs for x in (j.entry, j.tenant, len(j.ids) if j.counted else 0)]
+        quads = [
+            x
+            for j in jobs
+            for x in (
+                j.entry,
+                j.tenant,
+                len(j.ids) if j.counted else 0,
+                len(j.ids) if j.placed else 0,
+            )
+        ]
+        # a retried job keeps its place: only a job that leaves the stream makes room
+        tenants = sorted({j.tenant for j in jobs if j.tenant}) if mode != "retry" else []
         await self._settle_script(
-            keys=[self.stream, self.waiting_key, self.parked_count_key, self.parked_stream],
-            args=[GROUP, mode, len(fields) // 2, *fields, *triples],
+            keys=[
+                self.stream,
+                self.waiting_key,
+                self.parked_count_key,
+                self.parked_stream,
+                self.placed_key,
+                self.lanes_key,
+                self.lanes_count_key,
+                *(lane_key(t, self.stream) for t in tenants),
+            ],
+            args=[
+                GROUP,
+                mode,
+                self.tenant_items,
+                len(fields) // 2,
+                *fields,
+                len(jobs),
+                *quads,
+                *tenants,
+            ],
         )
 
     async def retry(self, job: EnrichmentJob) -> None:
         """Put a failed job back at the end of the stream with its attempt count."""
-        fields = _fields(job.tenant, job.session_id, job.ids, job.counted) | {"a": str(job.attempt)}
+        fields = _fields(job.tenant, job.session_id, job.ids, job.counted, job.placed)
+        fields |= {"a": str(job.attempt)}
         await call(lambda: self._settle([job], (self.stream, fields)))
 
     async def park(self, job: EnrichmentJob, error: str) -> None:
-        fields = _fields(job.tenant, job.session_id, job.ids, job.counted)
+        fields = _fields(job.tenant, job.session_id, job.ids, job.counted, job.placed)
         await call(lambda: self._park(job, fields, error))
 
     async def _park(self, job: EnrichmentJob, original: dict[str, str], error: str) -> None:
@@ -295,13 +490,17 @@ class RedisEnrichmentQueue:
                 pipe.xpending(self.stream, GROUP)
                 pipe.xlen(self.parked_stream)
                 pipe.xrange(self.stream, count=1)
-                backlog, pending, parked, first = await pipe.execute()
-            oldest = 0.0
+                pipe.get(self.lanes_count_key)
+                pipe.zrange(self.lanes_key, 0, 0, withscores=True)
+                backlog, pending, parked, first, laned, lanes = await pipe.execute()
+            queued = [float(score) for _, score in lanes]
             if first:
-                millis = int(str(first[0][0]).split("-")[0])
-                oldest = max(0.0, time.time() - millis / 1000)
+                # a job that waited in its lane carries when it was queued (``q``)
+                entry, fields = first[0]
+                queued.append(float(fields.get("q") or str(entry).split("-")[0]))
+            oldest = max(0.0, time.time() - min(queued) / 1000) if queued else 0.0
             return QueueStats(
-                backlog=int(backlog),
+                backlog=int(backlog) + max(0, int(laned or 0)),
                 pending=int(pending["pending"]),
                 parked=int(parked),
                 oldest_seconds=round(oldest, 3),

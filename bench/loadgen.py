@@ -38,8 +38,12 @@ class LoopbackClient:
             await self._writer.wait_closed()
 
     async def post_json(self, payload: dict[str, Any]) -> tuple[int, bytes]:
+        return await self.post_bytes(json.dumps(payload).encode())
+
+    async def post_bytes(self, body: bytes) -> tuple[int, bytes]:
+        """POST a body already encoded as JSON (a load that repeats bodies encodes each
+        once)."""
         assert self._reader is not None and self._writer is not None
-        body = json.dumps(payload).encode()
         head = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
         self._writer.write(
             (

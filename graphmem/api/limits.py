@@ -5,6 +5,7 @@ is in ``guard`` and ``admission``."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -174,7 +175,8 @@ class FairTurns:
     """Every POST takes a turn of its tenant's fair share of the process (``fairshare``)
     after its body is read (a trickling body holds no turn), then counts one unit
     against the tenant's cost per second, shared by every replica (invalid requests
-    count too). Long-lived GET streams and WebSockets take no turn."""
+    count too). Long-lived GET streams and WebSockets take no turn. A refusal is
+    answered when its retry is due, at most ``max_wait`` after the request arrived."""
 
     def __init__(self, app: ASGIApp, share: FairShare) -> None:
         self.app = app
@@ -186,6 +188,7 @@ class FairTurns:
             await self.app(scope, receive, send)
             return
         entered = False
+        arrived = time.monotonic()
         try:
             async with self.share.turn(tenant) as turn:
                 service = getattr(scope["app"].state, "service", None)
@@ -200,4 +203,9 @@ class FairTurns:
             retry_ms = exc.details.get("retryAfterMs")
             if isinstance(retry_ms, int):
                 response.headers["retry-after"] = str(max(1, -(-retry_ms // 1000)))
+                # A refusal is held (holding costs no CPU) until the retry is due, up to
+                # the longest wait for a turn: answered at once, a client that does not
+                # wait would turn refusals into a flood of their own.
+                hold = min(retry_ms / 1000, self.share.limits.max_wait)
+                await asyncio.sleep(max(0.0, hold - (time.monotonic() - arrived)))
             await response(scope, receive, send)

@@ -4,6 +4,7 @@ quotas, counted in Redis so every replica enforces one limit."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -153,3 +154,22 @@ async def test_a_flooding_tenant_waits_its_turn_while_another_is_served(stack: S
         assert all(r.json()["errors"][0]["extensions"]["code"] == "RATE_LIMITED" for r in refused)
         assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
         assert all(r.status_code in (200, 429) for r in mine)
+
+
+async def test_a_refusal_is_answered_when_its_retry_is_due(stack: Stack) -> None:
+    """A client that does not wait cannot turn refusals into a flood: each 429 comes
+    when its retryAfterMs has passed (at most the longest wait for a turn, 1 s)."""
+    async with limited_api(stack, rate_limit_per_second=2) as api:
+        a, _ = list(api.keys)
+        query = '{ hot(sessionId: "s") { id } }'
+        held = []
+        for _ in range(12):
+            started = time.monotonic()
+            response = await api.raw(query, tenant=a)
+            took = time.monotonic() - started
+            if response.status_code == 429:
+                retry = response.json()["errors"][0]["extensions"]["retryAfterMs"] / 1000
+                held.append((took, retry))
+        assert held, "no request was refused"
+        for took, retry in held:
+            assert min(retry, 1.0) - 0.05 <= took <= 1.5, held

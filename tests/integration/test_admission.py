@@ -1,4 +1,4 @@
-"""Admission control per tenant: requests per second, expensive operations at once, and
+"""Admission control per tenant: cost per second, expensive fields at once, fair shares, and
 quotas, counted in Redis so every replica enforces one limit."""
 
 from __future__ import annotations

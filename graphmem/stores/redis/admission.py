@@ -1,4 +1,4 @@
-"""Counters for admission control, shared by every API replica: requests per second and
+"""Counters for admission control, shared by every API replica: cost units per second and
 expensive operations in flight per tenant, and each tenant's stored items and bytes
 (with the pads it keeps in Redis, for the exact count).
 

@@ -13,6 +13,16 @@ import json
 import socket
 from typing import Any
 
+#: what a request on a LoopbackClient may raise when the server is slow, gone or garbled
+TRANSPORT_ERRORS = (
+    TimeoutError,
+    OSError,
+    RuntimeError,
+    ValueError,
+    asyncio.IncompleteReadError,
+    asyncio.LimitOverrunError,
+)
+
 
 def free_port() -> int:
     """A loopback port nothing listens on now (for a server the bench starts)."""

@@ -73,7 +73,7 @@ from urllib.parse import urlsplit
 import httpx
 import psutil
 
-from bench.loadgen import LoopbackClient
+from bench.loadgen import TRANSPORT_ERRORS, LoopbackClient
 from bench.report import RESULTS, ROOT, publish, run_info
 from bench.soak import Server, paced, percentile
 
@@ -517,14 +517,7 @@ async def attack(
                         status, raw = await asyncio.wait_for(
                             client.post_bytes(body), REQUEST_TIMEOUT
                         )
-                    except (
-                        TimeoutError,
-                        OSError,
-                        RuntimeError,
-                        ValueError,
-                        asyncio.IncompleteReadError,
-                        asyncio.LimitOverrunError,
-                    ) as exc:
+                    except TRANSPORT_ERRORS as exc:
                         outcomes[type(exc).__name__] += 1
                         await _close(client)
                         client = None

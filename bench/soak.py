@@ -54,7 +54,7 @@ import httpx
 import psutil
 import websockets
 
-from bench.loadgen import LoopbackClient, free_port
+from bench.loadgen import TRANSPORT_ERRORS, LoopbackClient, free_port
 from bench.report import RESULTS, ROOT, run_info, save_json, update_section
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
@@ -314,14 +314,7 @@ class Conn:
                 ).__aenter__()
             self.client.headers = {"Authorization": f"Bearer {key}"}
             status, body = await asyncio.wait_for(self.client.post_json(payload), REQUEST_TIMEOUT)
-        except (
-            TimeoutError,
-            OSError,
-            RuntimeError,
-            ValueError,
-            asyncio.IncompleteReadError,
-            asyncio.LimitOverrunError,
-        ) as exc:
+        except TRANSPORT_ERRORS as exc:
             self.stats.request(op, None)
             self.stats.error(op, type(exc).__name__, str(exc))
             await self.close()

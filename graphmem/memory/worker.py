@@ -3,92 +3,71 @@
 serve`` starts ``GRAPHMEM_ENRICH_WORKERS`` of them beside the API, so that embedding and
 NER never share the API's event loop (or its GIL).
 
-Two loops form a pipeline: one reads jobs and admits their items (BM25-visible at once),
-the other embeds and extracts the admitted jobs while the next ones are read. A job is
-acknowledged only after step 2, so a worker killed at any point leaves it pending for
-another worker to reclaim; both steps are idempotent, so the graph holds each item once.
+Three loops form a pipeline, an item at a time:
+
+1. **admit** reads jobs and admits their items (BM25-visible at once);
+2. **embed** embeds admitted items and sets their vectors (found by meaning from then on);
+3. **read** extracts the entities of embedded items and writes them.
+
+Embedding and NER run at once, on both cores, and an item is found by meaning as soon
+as it is embedded, however long other items' NER takes. A job is acknowledged when all
+of its items are through step 3, so a worker killed at any point leaves it pending for
+another worker to reclaim; every step is idempotent, so the graph holds each item once.
 A job that fails goes back to the queue with its attempt count and is parked with its
 error after ``max_attempts``. While Neo4j or Redis is down the worker waits and retries;
 it never drops a job for that.
 
-No tenant holds up the others: the queue keeps one share of each tenant on the stream
-(``stores/redis/queue.py``), each enrichment call takes the admitted jobs a tenant at a
-time, least recently served first (``next_chunk``), and NER gives each memory
-``item_seconds`` at most: past it, the memory keeps its vector and the entities of the
-part read in time. While the worker holds jobs it refreshes its claim on them, so a slow
-job is never taken over by another worker while this one is alive.
+No tenant holds up the others:
+
+- the queue keeps one share of each tenant on the stream (``stores/redis/queue.py``);
+- a tenant has at most ``tenant_held`` items admitted at once; its other jobs wait,
+  read but not admitted (ids only), so a backlog never keeps another tenant's job from
+  being read;
+- each embedding or NER call is about ``call_seconds`` of estimated work, the tenants
+  taking turns an item at a time, least recently served first (``enrichturns.py``): a
+  new memory waits for about one call of each, whatever is queued ahead of it;
+- NER gives each memory ``item_seconds`` at most: past it, the memory keeps its vector
+  and the entities of the part read in time.
+
+While the worker holds jobs it refreshes its claim on them, so a slow job is never taken
+over by another worker while this one is alive.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import os
 import socket
 import time
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
+from ..enrich.sentences import MAX_SENTENCES
 from ..errors import GraphmemError, Unavailable
 from ..stores import EnrichmentQueue
 from ..stores.models import EnrichmentJob
-from .writebehind import Admitted, WriteBehind
+from .enrichturns import CostRate, Piece, Turns, interleave, next_call
+from .writebehind import WriteBehind
 
 log = logging.getLogger("graphmem.worker")
 T = TypeVar("T")
 
 
-def next_chunk(
-    pending: Admitted, items: int, served: dict[str, int] | None = None
-) -> tuple[Admitted, Admitted]:
-    """The jobs to enrich next, about ``items`` items (a job is never split), and the
-    rest. Tenants take turns, one job each per turn, the one served longest ago first
-    (``served``: each tenant's last turn, kept by the caller; a tenant not in it comes
-    first), and a tenant's jobs keep their order: a tenant with a backlog gets one job
-    into a call beside everyone else's, not the whole call."""
-    served = served if served is not None else {}
-    lines: dict[str, list[int]] = {}
-    for n, (job, _) in enumerate(pending):
-        lines.setdefault(job.tenant, []).append(n)
-    order = sorted(lines, key=lambda t: served.get(t, -1))  # stable: first seen first
-    taken: list[int] = []
-    size = 0
-    for turn in itertools.count():
-        if size >= items or not any(turn < len(lines[t]) for t in order):
-            break
-        for tenant in order:
-            if turn < len(lines[tenant]) and size < items:
-                taken.append(lines[tenant][turn])
-                size += len(pending[lines[tenant][turn]][1])
-    chosen = set(taken)
-    return [pending[n] for n in sorted(chosen)], [
-        p for n, p in enumerate(pending) if n not in chosen
-    ]
+@dataclass
+class Stage:
+    """Step 2 or 3: its pieces waiting, its turns and cost, and ``run``, which takes a
+    call's pieces and returns those that are through."""
 
-
-def interleave(jobs: Sequence[EnrichmentJob]) -> list[EnrichmentJob]:
-    """``jobs`` a tenant at a time, round after round (tenants in the order they first
-    come, each tenant's jobs in their order)."""
-    lines: dict[str, list[EnrichmentJob]] = {}
-    for job in jobs:
-        lines.setdefault(job.tenant, []).append(job)
-    rounds = itertools.zip_longest(*lines.values())
-    return [job for turn in rounds for job in turn if job is not None]
-
-
-def chunks(batch: Admitted, items: int) -> list[Admitted]:
-    """``batch`` cut into the calls ``next_chunk`` would make of it, in order."""
-    out: list[Admitted] = []
-    served: dict[str, int] = {}
-    while batch:
-        chunk, batch = next_chunk(batch, items, served)
-        for job, _ in chunk:
-            served[job.tenant] = len(out)
-        out.append(chunk)
-    return out
+    run: Callable[[list[Piece]], Awaitable[list[Piece]]]
+    cost: CostRate
+    pending: list[Piece] = field(default_factory=list)
+    turns: Turns = field(default_factory=Turns)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class EnrichmentWorker:
@@ -105,18 +84,24 @@ class EnrichmentWorker:
     item_seconds = 10.0
     #: deliveries of a failing job before it is parked
     max_attempts = 5
-    #: items embedded in one call, at most (when that many are waiting)
+    #: items in one embedding or NER call, at most
     enrich_batch = 256
-    #: items admitted (findable by BM25) but not yet enriched, at most. Admission runs
-    #: ahead of enrichment so that a burst is findable at once; the bound keeps what a
-    #: worker holds in memory, and reads far enough to reach every busy tenant's share
-    #: of the stream (the queue's ``tenant_items``).
+    #: estimated seconds of work in one embedding or NER call: what a memory added now
+    #: waits for behind the call under way (the estimate is learned, ``CostRate``)
+    call_seconds = 0.3
+    #: items admitted and not yet through, at most. Admission runs ahead of enrichment
+    #: so that a burst is findable (by BM25) at once; the bound keeps what a worker holds
+    #: in memory
     max_held = 2000
+    #: ... and of one tenant: past it, the tenant's jobs are read but wait to be admitted
+    tenant_held = 256
     #: how often a worker tells the queue it is alive ...
     heartbeat_seconds = 2.0
     #: ... and how long after its last heartbeat it counts as gone. While a worker is
     #: alive, spills leave the embedding of items it has not reached to it.
     silent_after_seconds = 10.0
+    #: once stopped, how long the calls under way may take to finish
+    stop_grace_seconds = 5.0
 
     def __init__(
         self, queue: EnrichmentQueue, writer: WriteBehind, name: str | None = None
@@ -125,55 +110,45 @@ class EnrichmentWorker:
         self.writer = writer
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.processed = 0
-        self._held = 0
-        self._room = asyncio.Event()
+        # Per character, measured on this machine: 20 KB take about 0.13 s to embed (the
+        # embedder reads 16 sentences at most) and 1.5 to 2 s of NER.
+        self.embed_cost = CostRate(1e-5, cap_chars=MAX_SENTENCES * 1000)
+        self.read_cost = CostRate(1e-4)
+        self._reset()
+
+    def _reset(self) -> None:
         #: the jobs read and not yet settled (acknowledged, retried or parked), by entry
         self._holding: dict[str, EnrichmentJob] = {}
-        #: each tenant with admitted jobs: the enrichment call that last took one of them
-        self._served: dict[str, int] = {}
-        self._calls = 0
+        #: admitted jobs: their items not yet through the last step
+        self._left: dict[str, int] = {}
+        #: read jobs of a tenant over its ``tenant_held``, waiting to be admitted
+        self._deferred: dict[str, deque[EnrichmentJob]] = {}
+        self._embedding = Stage(self._embed, self.embed_cost)
+        self._reading = Stage(self._read, self.read_cost)
+        #: each tenant's items admitted and not yet through
+        self._held: Counter[str] = Counter()
+        self._room = asyncio.Event()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work until ``stop`` is set; jobs in hand are finished or left pending."""
-        admitted: asyncio.Queue[Admitted | None] = asyncio.Queue()
-        reading = asyncio.create_task(self._admit_loop(stop, admitted))
+        self._reset()
+        stages = [
+            asyncio.create_task(self._admit_loop(stop)),
+            asyncio.create_task(self._stage_loop(stop, self._embedding)),
+            asyncio.create_task(self._stage_loop(stop, self._reading)),
+        ]
         claiming = asyncio.create_task(self._keep_claims(stop))
-        pending: Admitted = []
-        ended = False
+        stopped = asyncio.create_task(stop.wait())
         try:
-            while not ended or pending:
-                if not pending:
-                    batch = await admitted.get()
-                    if batch is None:
-                        break
-                    pending += batch
-                # Whatever has been admitted meanwhile joins the choice, so a job that
-                # arrives now can go into the next call, ahead of a backlog read before it.
-                while not ended and not admitted.empty():
-                    more = admitted.get_nowait()
-                    if more is None:
-                        ended = True
-                    else:
-                        pending += more
-                if stop.is_set():
-                    # Stop at once: what is admitted but not enriched stays pending on
-                    # the stream, and another worker (or this one restarted) takes it.
-                    break
-                # At most ``enrich_batch`` items an embedding call (a read of 64 jobs may
-                # hold a thousand), so that a call's jobs are acknowledged as soon as it is
-                # done and the stream's lag stays one call's work.
-                chunk, pending = next_chunk(pending, self.enrich_batch, self._served)
-                self._calls += 1
-                for job, _ in chunk:
-                    self._served[job.tenant] = self._calls
-                waiting = {job.tenant for job, _ in pending}
-                self._served = {t: c for t, c in self._served.items() if t in waiting}
-                await self._enrich(chunk, stop)
-                self._held -= sum(len(i) for _, i in chunk)
-                if self._held <= self.max_held:
-                    self._room.set()
+            done, _ = await asyncio.wait([stopped, *stages], return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task is not stopped:
+                    task.result()  # a stage ended without a stop: it failed
+            # Stop at once: what is admitted but not through stays pending on the stream,
+            # and another worker (or this one restarted) takes it.
+            await asyncio.wait(stages, timeout=self.stop_grace_seconds)
         finally:
-            for task in (reading, claiming):
+            for task in (*stages, claiming, stopped):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -195,13 +170,16 @@ class EnrichmentWorker:
             stop.set()
             await task
 
-    async def _admit_loop(self, stop: asyncio.Event, out: asyncio.Queue[Admitted | None]) -> None:
+    # --- 1. admit ---------------------------------------------------------------------
+
+    async def _admit_loop(self, stop: asyncio.Event) -> None:
         last_reclaim = last_beat = 0.0
         try:
             while not stop.is_set():
                 if time.monotonic() - last_beat > self.heartbeat_seconds:
                     last_beat = time.monotonic()
                     await self._patiently(stop, lambda: self.queue.beat(self.name))
+                await self._admit_deferred(stop)
                 jobs: list[EnrichmentJob] = []
                 if time.monotonic() - last_reclaim > self.reclaim_idle_seconds / 3:
                     last_reclaim = time.monotonic()
@@ -221,50 +199,173 @@ class EnrichmentWorker:
                         )
                         or []
                     )
+                # A job this worker holds already (taken back after a long pause) is in
+                # hand; admitting it again would count its items twice.
+                jobs = [job for job in jobs if job.entry not in self._holding]
                 self._hold(jobs)
-                batch: Admitted = []
-                # A tenant at a time, each one's jobs in order, and handed on a call's worth
-                # at a time: a job read behind another tenant's many is admitted, and can be
-                # enriched, before the rest of them.
+                # A tenant at a time, each one's jobs in order: a job read behind another
+                # tenant's many is admitted before the rest of them.
                 for job in interleave(jobs):
-                    if sum(len(items) for _, items in batch) >= self.enrich_batch:
-                        self._held += sum(len(items) for _, items in batch)
-                        await out.put(batch)
-                        batch = []
+                    if stop.is_set():
+                        break
                     if job.attempt > self.max_attempts:
-                        gave_up = (
-                            f"gave up: delivered {job.attempt} times, never finished (each "
-                            "time the worker died or froze on it: killed, out of memory, or "
-                            f"not heard from for {self.reclaim_idle_seconds:g}s)"
-                        )
-                        log.error(
-                            "enrichment job %s of tenant %s parked (attempt %d): %s",
-                            job.entry,
-                            job.tenant,
-                            job.attempt,
-                            gave_up,
-                        )
-                        await self._patiently(stop, partial(self.queue.park, job, gave_up))
-                        self._settled([job])
-                        continue
-                    try:
-                        items = await self._patiently(stop, partial(self.writer.admit, job))
-                    except Exception as exc:
-                        await self._failed(job, exc, stop)
-                        continue
-                    if items is not None:
-                        batch.append((job, items))
-                if batch:
-                    self._held += sum(len(items) for _, items in batch)
-                    await out.put(batch)
-                while self._held > self.max_held and not stop.is_set():
+                        await self._gave_up(job, stop)
+                    elif self._deferred.get(job.tenant) or self._full(job.tenant):
+                        self._deferred.setdefault(job.tenant, deque()).append(job)
+                    else:
+                        await self._admit(job, stop)
+                while self._held.total() > self.max_held and not stop.is_set():
                     self._room.clear()
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._room.wait(), 0.5)
         finally:
-            await out.put(None)
             with contextlib.suppress(Exception):  # it counts as gone after a while anyway
                 await asyncio.wait_for(self.queue.beat(self.name, alive=False), 2)
+
+    def _full(self, tenant: str) -> bool:
+        return self._held[tenant] >= self.tenant_held
+
+    async def _admit_deferred(self, stop: asyncio.Event) -> None:
+        for tenant, waiting in list(self._deferred.items()):
+            while waiting and not self._full(tenant) and not stop.is_set():
+                await self._admit(waiting.popleft(), stop)
+            if not waiting:
+                del self._deferred[tenant]
+
+    async def _admit(self, job: EnrichmentJob, stop: asyncio.Event) -> None:
+        try:
+            items = await self._patiently(stop, partial(self.writer.admit, job))
+        except Exception as exc:
+            await self._failed(job, exc, stop)
+            return
+        if items is None:
+            return  # stopped: left pending
+        if not items:  # all forgotten meanwhile
+            await self._acknowledge([job], stop)
+            return
+        self._left[job.entry] = len(items)
+        self._held[job.tenant] += len(items)
+        self._embedding.pending += [Piece(job, item) for item in items]
+        self._embedding.ready.set()
+
+    async def _gave_up(self, job: EnrichmentJob, stop: asyncio.Event) -> None:
+        gave_up = (
+            f"gave up: delivered {job.attempt} times, never finished (each time the worker "
+            "died or froze on it: killed, out of memory, or not heard from for "
+            f"{self.reclaim_idle_seconds:g}s)"
+        )
+        log.error(
+            "enrichment job %s of tenant %s parked (attempt %d): %s",
+            job.entry,
+            job.tenant,
+            job.attempt,
+            gave_up,
+        )
+        await self._patiently(stop, partial(self.queue.park, job, gave_up))
+        self._settled([job])
+
+    # --- 2. embed and 3. read ---------------------------------------------------------
+
+    async def _stage_loop(self, stop: asyncio.Event, stage: Stage) -> None:
+        while not stop.is_set():
+            chunk = self._next(stage)
+            if not chunk:
+                stage.ready.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stage.ready.wait(), 0.5)
+                continue
+            await self._call(stage, chunk, stop)
+
+    def _next(self, stage: Stage) -> list[Piece]:
+        chunk, stage.pending = next_call(
+            stage.pending, self.enrich_batch, self.call_seconds, stage.cost.estimate, stage.turns
+        )
+        return chunk
+
+    async def _call(self, stage: Stage, chunk: list[Piece], stop: asyncio.Event) -> None:
+        """``stage`` on ``chunk``; if it fails, on each piece alone, so that one bad item
+        fails its own job and not the others."""
+        live = [p for p in chunk if p.job.entry in self._left]
+        await self._release([p for p in chunk if p.job.entry not in self._left], stop)
+        if not live:
+            return
+        try:
+            started = time.monotonic()
+            through = await self._patiently(stop, lambda: stage.run(live))
+        except Exception as exc:
+            if len(live) > 1:
+                for piece in live:
+                    await self._call(stage, [piece], stop)
+                return
+            (piece,) = live
+            await self._release(live, stop, done=False)
+            await self._fail(piece.job, exc, stop)
+            return
+        if through is None:
+            return  # stopped: left pending
+        stage.cost.learn(live, time.monotonic() - started)
+        await self._release(through, stop)
+
+    async def _embed(self, chunk: list[Piece]) -> list[Piece]:
+        """Step 2: vectors set; the pieces go on to step 3, but for those forgotten
+        meanwhile, which are through."""
+        embedded = await self.writer.embed([p.item for p in chunk])
+        forgotten = []
+        for piece, vectors in zip(chunk, embedded, strict=True):
+            if vectors is None:
+                forgotten.append(piece)
+            else:
+                piece.embedded = vectors
+                self._reading.pending.append(piece)
+        self._reading.ready.set()
+        return forgotten
+
+    async def _read(self, chunk: list[Piece]) -> list[Piece]:
+        """Step 3: entities written, vectors and entities cached; the pieces are through."""
+        embedded = [p.embedded for p in chunk if p.embedded is not None]
+        assert len(embedded) == len(chunk)  # only embedded pieces come this far
+        await self.writer.extract([p.item for p in chunk], embedded, self.item_seconds)
+        return chunk
+
+    async def _release(
+        self, pieces: Sequence[Piece], stop: asyncio.Event, done: bool = True
+    ) -> None:
+        """``pieces`` leave the worker: through (``done``), or dropped with their failed
+        job. A job whose pieces are all through is acknowledged."""
+        finished = []
+        for piece in pieces:
+            self._held[piece.tenant] -= 1
+            if self._held[piece.tenant] <= 0:
+                del self._held[piece.tenant]
+            entry = piece.job.entry
+            if done and entry in self._left:
+                self.processed += 1
+                self._left[entry] -= 1
+                if self._left[entry] == 0:
+                    del self._left[entry]
+                    finished.append(piece.job)
+        if self._held.total() <= self.max_held:
+            self._room.set()
+        if finished:
+            await self._acknowledge(finished, stop)
+
+    async def _acknowledge(self, jobs: list[EnrichmentJob], stop: asyncio.Event) -> None:
+        await self._patiently(stop, lambda: self.queue.ack(jobs))
+        self._settled(jobs)
+
+    async def _fail(self, job: EnrichmentJob, exc: Exception, stop: asyncio.Event) -> None:
+        """``job`` failed: its pieces still waiting are dropped (those in a call of the
+        other stage are when it ends), and it is retried or parked."""
+        if self._left.pop(job.entry, None) is None:
+            return  # failed already
+        dropped = []
+        for stage in (self._embedding, self._reading):
+            dropped += [p for p in stage.pending if p.job.entry == job.entry]
+            stage.pending = [p for p in stage.pending if p.job.entry != job.entry]
+        await self._release(dropped, stop, done=False)
+        await self._failed(job, exc, stop)
+
+    # --- claims -----------------------------------------------------------------------
 
     def _hold(self, jobs: Iterable[EnrichmentJob]) -> None:
         self._holding.update((job.entry, job) for job in jobs)
@@ -287,24 +388,6 @@ class EnrichmentWorker:
                     await self.queue.touch(self.name, held)
                 except GraphmemError as exc:  # tried again at the next turn
                     log.warning("enrichment worker cannot refresh its jobs: %s", exc.message)
-
-    async def _enrich(self, batch: Admitted, stop: asyncio.Event) -> None:
-        try:
-            done = await self._patiently(stop, lambda: self.writer.enrich(batch, self.item_seconds))
-        except Exception as exc:
-            if len(batch) == 1:
-                await self._failed(batch[0][0], exc, stop)
-                return
-            # One bad job must not fail the others: run them one by one.
-            for one in batch:
-                await self._enrich([one], stop)
-            return
-        if done is None and stop.is_set():
-            return  # left pending; reclaimed after a restart
-        jobs = [job for job, _ in batch]
-        await self._patiently(stop, lambda: self.queue.ack(jobs))
-        self._settled(jobs)
-        self.processed += sum(len(items) for _, items in batch)
 
     async def _failed(self, job: EnrichmentJob, exc: Exception, stop: asyncio.Event) -> None:
         reason = exc.message if isinstance(exc, GraphmemError) else f"{type(exc).__name__}: {exc}"

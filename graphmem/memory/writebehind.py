@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from ..enrich.embed import Embedder
-from ..enrich.sentences import embed_memories, pack
+from ..enrich.sentences import Embedded, embed_memories, pack
 from ..entities import EntityMemory
 from ..models import MemoryItem, pack_vector
 from ..stores import GraphStore, HotTier
@@ -65,35 +66,25 @@ class WriteBehind:
         return items + spilled
 
     async def enrich(self, admitted: Admitted, budget: float | None = None) -> int:
-        """Step 2, for many jobs at once: one embedding call and one NER call for all.
-        ``budget``: seconds of NER each item may take; an item past it keeps its vector
-        and the entities of the part read in time, and the others go on. Returns how
-        many items it enriched (ones forgotten meanwhile are left out)."""
+        """Step 2 for many jobs at once, both halves one after the other (the worker runs
+        them as two stages instead). Returns how many items it enriched (ones forgotten
+        meanwhile are left out)."""
         items = [item for _, batch in admitted for item in batch]
+        embedded = await self.embed(items)
+        kept = [(item, e) for item, e in zip(items, embedded, strict=True) if e is not None]
+        return await self.extract([i for i, _ in kept], [e for _, e in kept], budget)
+
+    async def embed(self, items: Sequence[MemoryItem]) -> list[Embedded | None]:
+        """Step 2, first half: embed ``items`` (with their sentence vectors) in one call
+        and set the vectors on the nodes that still exist. From then on they are found by
+        meaning. Returns each item's vectors, None for one forgotten meanwhile."""
         if not items:
-            return 0
-        embedding = asyncio.to_thread(embed_memories, self.embedder, [i.content for i in items])
-        if self.entities is not None:
-            computed, found = await asyncio.gather(embedding, self.entities.extract(items, budget))
-        else:
-            computed, found = await embedding, []
-        for item, extraction in zip(items, found, strict=False):
-            if extraction.partial:
-                log.warning(
-                    "memory %s of tenant %s (%d characters): entity extraction stopped at "
-                    "its %gs budget; it keeps its vector and the %d entity mentions found "
-                    "in time (the rest of its text, or its relations, were not read)",
-                    item.id,
-                    item.tenant,
-                    len(item.content),
-                    budget,
-                    len(extraction.mentions),
-                )
-        by_tenant: dict[str, list[int]] = {}
-        for n, item in enumerate(items):
-            by_tenant.setdefault(item.tenant, []).append(n)
-        entries: dict[tuple[str, str], dict[str, Enriched]] = {}
-        for tenant, positions in by_tenant.items():
+            return []
+        computed = await asyncio.to_thread(
+            embed_memories, self.embedder, [i.content for i in items]
+        )
+        out: list[Embedded | None] = [None] * len(items)
+        for tenant, positions in _by_tenant(items).items():
             rows: list[dict[str, Any]] = [
                 {
                     "id": items[n].id,
@@ -106,17 +97,55 @@ class WriteBehind:
             present = set(await self.graph.set_vectors(tenant, rows))
             kept = [n for n in positions if items[n].id in present]
             await self.changes.items(tenant, [items[n] for n in kept])
-            if self.entities is not None and kept:
-                await self.entities.write(
-                    tenant, [items[n] for n in kept], [found[n] for n in kept]
-                )
             for n in kept:
-                item = items[n]
-                entries.setdefault((tenant, item.session_id), {})[item.id] = Enriched(
-                    vector=computed[n].vector,
-                    sentences=pack(computed[n].sentences),
+                out[n] = computed[n]
+        return out
+
+    async def extract(
+        self,
+        items: Sequence[MemoryItem],
+        embedded: Sequence[Embedded],
+        budget: float | None = None,
+    ) -> int:
+        """Step 2, second half: extract the entities of embedded ``items`` in one NER
+        call and write their mentions, then cache vectors and entities beside the hot
+        items. ``budget``: seconds of NER each item may take; an item past it keeps the
+        entities of the part read in time, and the others go on. Returns how many items
+        it settled."""
+        if not items:
+            return 0
+        found = await self.entities.extract(items, budget) if self.entities is not None else []
+        for item, extraction in zip(items, found, strict=False):  # none without NER
+            if extraction.partial:
+                log.warning(
+                    "memory %s of tenant %s (%d characters): entity extraction stopped at "
+                    "its %gs budget; it keeps its vector and the %d entity mentions found "
+                    "in time (the rest of its text, or its relations, were not read)",
+                    item.id,
+                    item.tenant,
+                    len(item.content),
+                    budget,
+                    len(extraction.mentions),
+                )
+        entries: dict[tuple[str, str], dict[str, Enriched]] = {}
+        for tenant, positions in _by_tenant(items).items():
+            if self.entities is not None:
+                await self.entities.write(
+                    tenant, [items[n] for n in positions], [found[n] for n in positions]
+                )
+            for n in positions:
+                entries.setdefault((tenant, items[n].session_id), {})[items[n].id] = Enriched(
+                    vector=embedded[n].vector,
+                    sentences=pack(embedded[n].sentences),
                     entities=self.entities is not None,
                 )
         for (tenant, session_id), cached in entries.items():
             await self.hot.cache_enrichment(tenant, session_id, cached)
-        return sum(len(c) for c in entries.values())
+        return len(items)
+
+
+def _by_tenant(items: Sequence[MemoryItem]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for n, item in enumerate(items):
+        out.setdefault(item.tenant, []).append(n)
+    return out

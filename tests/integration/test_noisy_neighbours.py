@@ -67,14 +67,14 @@ async def test_a_tenants_backlog_does_not_hold_up_another_tenants_memory(stack: 
         mine = await service.ingest.add(small, {"session_id": "s", "content": "Hello there"})
         stats = await service.queue.stats()  # type: ignore[union-attr]
         assert stats.backlog == 31  # on the stream and in the lane alike
-        calls: list[list[str]] = []  # each enrichment call's items, by tenant
-        enrich = service.write_behind.enrich
+        calls: list[list[str]] = []  # each embedding call's items, by tenant
+        embed = service.write_behind.embed
 
-        async def recording(admitted: Any, *args: Any) -> int:
-            calls.append([item.tenant for _, items in admitted for item in items])
-            return await enrich(admitted, *args)
+        async def recording(items: Any) -> Any:
+            calls.append([item.tenant for item in items])
+            return await embed(items)
 
-        service.write_behind.enrich = recording  # type: ignore[method-assign]
+        service.write_behind.embed = recording  # type: ignore[method-assign]
         await service.worker.drain(seconds=240)
         turn = next(n for n, call in enumerate(calls) if small in call)
         ahead = sum(call.count(big) for call in calls[:turn])
@@ -158,14 +158,14 @@ async def test_a_job_worked_on_longer_than_the_claim_idle_time_stays_with_its_wo
     worker.reclaim_idle_seconds = 1.5
     tenant = new_tenant()
     entered: list[list[str]] = []
-    enrich = service.write_behind.enrich
+    embed = service.write_behind.embed
 
-    async def slow(admitted: Any, *args: Any) -> int:
-        entered.append([job.entry for job, _ in admitted])
+    async def slow(items: Any) -> Any:
+        entered.append([item.id for item in items])
         await asyncio.sleep(5)  # three times the claim-idle time
-        return await enrich(admitted, *args)
+        return await embed(items)
 
-    service.write_behind.enrich = slow  # type: ignore[method-assign]
+    service.write_behind.embed = slow  # type: ignore[method-assign]
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
     try:

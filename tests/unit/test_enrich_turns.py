@@ -1,0 +1,112 @@
+"""The worker embeds, and reads for entities, in calls of about ``call_seconds`` of
+estimated work, the tenants taking turns an item at a time (issue 29: a call of 256 of
+one tenant's long memories kept another tenant's new memory unfound for over 15 s)."""
+
+from __future__ import annotations
+
+from graphmem.memory.enrichturns import (
+    ITEM_OVERHEAD_CHARS,
+    CostRate,
+    Piece,
+    Turns,
+    interleave,
+    next_call,
+)
+from graphmem.stores.models import EnrichmentJob
+
+
+class Item:
+    """Only what the chooser reads of an item: its tenant (through the job) and text."""
+
+    def __init__(self, content: str) -> None:
+        self.content = content
+
+
+def piece(tenant: str, n: int, chars: int = 10) -> Piece:
+    job = EnrichmentJob(entry=f"{tenant}-{n}", tenant=tenant, session_id="s", ids=[f"m{n}"])
+    return Piece(job, Item("x" * chars))  # type: ignore[arg-type]
+
+
+def entries(pieces: list[Piece]) -> list[str]:
+    return [p.job.entry for p in pieces]
+
+
+def test_a_call_closes_at_its_item_count() -> None:
+    pending = [piece("t", n) for n in range(10)]
+    chunk, rest = next_call(pending, 4, 100.0, lambda p: 0.0)
+    assert entries(chunk) == ["t-0", "t-1", "t-2", "t-3"]
+    assert entries(rest) == [f"t-{n}" for n in range(4, 10)]
+
+
+def test_a_call_closes_once_its_estimated_cost_reaches_the_seconds() -> None:
+    pending = [piece("t", n) for n in range(10)]
+    chunk, _ = next_call(pending, 256, 0.3, lambda p: 0.1)
+    assert entries(chunk) == ["t-0", "t-1", "t-2"]
+    # one item costlier than a whole call still goes, alone
+    chunk, _ = next_call(pending, 256, 0.3, lambda p: 5.0)
+    assert entries(chunk) == ["t-0"]
+    assert next_call([], 256, 0.3, lambda p: 0.1) == ([], [])
+
+
+def test_a_tenants_long_memories_leave_room_for_another_tenants_new_one() -> None:
+    rate = CostRate(1e-4)
+    backlog = [piece("big", n, chars=20_000) for n in range(256)]
+    pending = [*backlog, piece("small", 0, chars=40)]
+    turns = Turns()
+    first, rest = next_call(pending, 256, 0.3, rate.estimate, turns)
+    # before: the whole call of 256 long memories (minutes of NER) went ahead of it; now
+    # one of them, and the new memory is in the next call
+    assert entries(first) == ["big-0"]
+    second, rest = next_call(rest, 256, 0.3, rate.estimate, turns)
+    assert entries(second) == ["big-1", "small-0"]
+    assert entries(rest) == entries(backlog[2:])  # each tenant's items keep their order
+
+
+def test_tenants_take_turns_the_one_served_longest_ago_first() -> None:
+    pending = [piece(t, n) for n in range(3) for t in ("a", "b", "c")]
+    turns = Turns(served={"a": 5, "b": 3}, calls=5)
+    chunk, rest = next_call(pending, 2, 100.0, lambda p: 0.0, turns)
+    # c was never served, then b (call 3), then a (call 5)
+    assert entries(chunk) == ["b-0", "c-0"]
+    assert len(rest) == len(pending) - 2
+    assert turns.served == {"a": 5, "b": 6, "c": 6} and turns.calls == 6
+    chunk, _ = next_call(rest, 2, 100.0, lambda p: 0.0, turns)
+    assert entries(chunk) == ["a-0", "b-1"]
+
+
+def test_a_tenant_with_nothing_waiting_is_forgotten_by_the_turns() -> None:
+    turns = Turns()
+    next_call([piece("a", 0), piece("b", 0)], 256, 100.0, lambda p: 0.0, turns)
+    assert turns.served == {}  # nothing of theirs is left: their turns do not matter
+
+
+def test_every_piece_is_taken_once_over_the_calls() -> None:
+    pending = [piece(t, n, chars=100 * n) for n in range(20) for t in ("a", "b", "c")]
+    rate = CostRate(1e-4)
+    turns = Turns()
+    seen: list[str] = []
+    rest = pending
+    while rest:
+        chunk, rest = next_call(rest, 7, 0.3, rate.estimate, turns)
+        assert chunk
+        seen += entries(chunk)
+    assert sorted(seen) == sorted(entries(pending))
+
+
+def test_the_cost_rate_follows_what_calls_take() -> None:
+    rate = CostRate(1e-4, cap_chars=1000)
+    long, short = piece("t", 0, chars=50_000), piece("t", 1, chars=0)
+    assert rate.chars(long.item) == 1000 + ITEM_OVERHEAD_CHARS  # past the cap, no dearer
+    assert rate.chars(short.item) == ITEM_OVERHEAD_CHARS
+    for _ in range(30):  # the calls take a tenth of what was first estimated
+        rate.learn([long, short], 1e-5 * (rate.chars(long.item) + rate.chars(short.item)))
+    assert 0.9e-5 < rate.seconds_per_char < 1.2e-5
+    before = rate.seconds_per_char
+    rate.learn([], 5.0)  # an empty call teaches nothing
+    assert rate.seconds_per_char == before
+
+
+def test_a_read_is_admitted_a_tenant_at_a_time() -> None:
+    jobs = [piece("big", n).job for n in range(5)] + [piece("small", 0).job]
+    order = [j.entry for j in interleave(jobs)]
+    assert order == ["big-0", "small-0", "big-1", "big-2", "big-3", "big-4"]

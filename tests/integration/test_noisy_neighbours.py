@@ -92,6 +92,54 @@ async def test_a_tenants_backlog_does_not_hold_up_another_tenants_memory(stack: 
         await service.close()
 
 
+async def test_another_tenants_long_memories_do_not_keep_a_new_one_from_being_found(
+    stack: Stack,
+) -> None:
+    # issue 29: 256 items went into one enrichment call, embedding and NER alike, so a
+    # memory added behind a tenant's long ones waited for all of their NER (minutes)
+    service, _ = await built(stack)
+    worker = service.worker
+    assert worker is not None
+    big, small = new_tenant(), new_tenant()
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        await service.sessions.configure(big, "long", {"hotTokenLimit": 1_000_000})
+        for n in range(6):  # about 2 s of NER each on two cores
+            await service.ingest.add_many(
+                big,
+                [
+                    {"session_id": "long", "content": f"{n}-{k} " + conversation(20_000)}
+                    for k in range(5)
+                ],
+            )
+        deadline = time.monotonic() + 60
+        while not any((await vectors(stack, big)).values()):  # the worker is on them
+            assert time.monotonic() < deadline and not running.done()
+            await asyncio.sleep(0.05)
+        mine = await service.ingest.add(small, {"session_id": "s", "content": "Hello there"})
+        added = time.monotonic()
+        while not (await vectors(stack, small)).get(mine.id):
+            # 1.4 s here with a test suite running beside it; before, over 20 s
+            assert time.monotonic() - added < 10, "not found by meaning within 10 s"
+            assert not running.done()
+            await asyncio.sleep(0.05)
+        waited = time.monotonic() - added
+        rows = await run_cypher(
+            stack,
+            "MATCH (m:Memory {tenant: $t}) WHERE m.embedding IS NOT NULL "
+            "RETURN count(m) AS embedded, count { (m)-[:MENTIONS]->() } AS mentions",
+            t=big,
+        )
+        backlog = (await service.reports.enrichment(big)).waiting
+        # it came before most of the 30 long memories were read for entities
+        assert backlog > 10, (waited, backlog, rows)
+    finally:
+        stop.set()
+        await running
+        await service.close()
+
+
 async def test_lanes_move_up_when_the_stream_was_emptied_by_hand(stack: Stack) -> None:
     service, url = await built(stack, entities_enabled=False)
     assert service.worker is not None

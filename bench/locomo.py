@@ -88,15 +88,26 @@ class Client:
         self.http, self.key = http, key
 
     async def gql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        response = await self.http.post(
-            "/graphql",
-            json={"query": query, "variables": variables},
-            headers={"Authorization": f"Bearer {self.key}"},
-        )
-        body: dict[str, Any] = response.json()
-        if body.get("errors"):
-            raise RuntimeError(body["errors"])
-        return body["data"]  # type: ignore[no-any-return]
+        """The answer's data. A refusal for now (RATE_LIMITED: over the key's cost per
+        second, or its share of a busy server) is retried when it says, as a client
+        should; any other error raises."""
+        for _ in range(20):
+            response = await self.http.post(
+                "/graphql",
+                json={"query": query, "variables": variables},
+                headers={"Authorization": f"Bearer {self.key}"},
+            )
+            body: dict[str, Any] = response.json()
+            errors = body.get("errors") or []
+            codes = {(e.get("extensions") or {}).get("code") for e in errors}
+            if errors and codes == {"RATE_LIMITED"}:
+                retry_ms = (errors[0].get("extensions") or {}).get("retryAfterMs") or 100
+                await asyncio.sleep(min(float(retry_ms), 5_000) / 1000)
+                continue
+            if errors:
+                raise RuntimeError(errors)
+            return body["data"]  # type: ignore[no-any-return]
+        raise RuntimeError(f"refused 20 times in a row: {errors}")
 
 
 async def ingest(client: Client, conversation: dict[str, Any]) -> set[str]:

@@ -41,7 +41,7 @@ the API process's RSS (sampled every second). After the attacks, ``--settle-seco
 gets a verdict; a miss is reported, never raised.
 
     .venv/bin/python -m bench.neighbours [--attack-seconds 45] [--redis-db 14]
-        [--only ATTACK ...] [--quick] [--out FILE]
+        [--only ATTACK ...] [--set GRAPHMEM_NAME=VALUE ...] [--quick] [--out FILE]
 
 Output: ``bench/results/neighbours.json``, ``bench/results/neighbours.png`` and the
 ``neighbours`` section of BENCHMARKS.md. With ``--out`` the JSON (and the plot beside it)
@@ -1094,9 +1094,10 @@ def report(r: dict[str, Any]) -> str:
         + (f" (first: `{logged[0][:120]}`)" if logged else "")
     )
     rates = ", ".join(f"{n:g} {op}" for op, n in C_RATES.items())
+    sets = "".join(f" --set {k}={v}" for k, v in (r.get("settings") or {}).items())
     return f"""## Neighbours: one tenant's attacks against another tenant's latency
 
-`bench/neighbours.py --redis-db {r["redis_db"]}`: one `graphmem serve` (API and one \
+`bench/neighbours.py --redis-db {r["redis_db"]}{sets}`: one `graphmem serve` (API and one \
 enrichment worker) on loopback with tenants B and C. C runs a paced open-loop mix the whole run
 ({rates} a second; latency from when each request was due; a refusal retried after its
 `retryAfterMs`) and searches for each memory it adds by meaning (`retriever: VECTOR`) until
@@ -1178,6 +1179,13 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a few seconds each (CI smoke)")
     parser.add_argument("--out", type=Path, help="write JSON here (and the plot beside it)")
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="GRAPHMEM_NAME=VALUE",
+        help="a setting for the server (tuning runs; recorded in the results)",
+    )
+    parser.add_argument(
         "--redis-db",
         type=int,
         default=DEFAULT_REDIS_DB,
@@ -1213,7 +1221,12 @@ def main() -> int:
     tenants = {"b": f"nb-{run_id}-b", "c": f"nb-{run_id}-c"}
     keys = {name: f"nb-{name}-{uuid.uuid4().hex}" for name in tenants}
     log = Path(tempfile.mkdtemp(prefix="graphmem-neighbours-")) / "server.log"
-    server = Server({keys[n]: t for n, t in tenants.items()}, log, redis_db=args.redis_db)
+    settings = dict(pair.split("=", 1) for pair in args.set)
+    if any(not name.startswith("GRAPHMEM_") for name in settings):
+        parser.error("--set takes GRAPHMEM_NAME=VALUE")
+    server = Server(
+        {keys[n]: t for n, t in tenants.items()}, log, redis_db=args.redis_db, env=settings
+    )
     print(f"server log: {log}", file=sys.stderr)
 
     def terminate(*_: object) -> None:
@@ -1225,6 +1238,7 @@ def main() -> int:
         "run": run_info() | {"changed_files": changed_files()},
         "quick": args.quick,
         "redis_db": args.redis_db,
+        "settings": settings,
         "tenants": tenants,
     }
     assert server.redis_url is not None

@@ -111,8 +111,11 @@ class Server:
         self.keys = keys
         self.extra_env = env or {}
         self.redis_db = redis_db
-        self.redis_url = self.extra_env.get("REDIS_URL") or os.environ.get("REDIS_URL")
-        self.redis_url = self.redis_url or "redis://127.0.0.1:6379/0"
+        self.redis_url: str = (
+            self.extra_env.get("REDIS_URL")
+            or os.environ.get("REDIS_URL")
+            or "redis://127.0.0.1:6379/0"
+        )
         if redis_db is not None:
             url = urlsplit(self.redis_url)
             self.redis_url = urlunsplit(url._replace(path=f"/{redis_db}"))
@@ -285,6 +288,10 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+#: times a refused request is sent again before the refusal counts as an error
+REFUSALS_RETRIED = 5
+
+
 class Conn:
     """One keep-alive loopback connection, reopened after any failure."""
 
@@ -304,7 +311,32 @@ class Conn:
         self, op: str, key: str, query: str, variables: dict[str, Any] | None = None
     ) -> dict[str, Any] | None:
         """The response's data, or None (and an error recorded) for any failure; partial
-        data with errors is returned too, the errors recorded."""
+        data with errors is returned too, the errors recorded. A refusal (RATE_LIMITED:
+        the tenant is over its share of a busy server) is counted as an event and
+        retried when it says, as a client should, ``REFUSALS_RETRIED`` times."""
+        for _ in range(REFUSALS_RETRIED):
+            answer = await self._once(op, key, query, variables)
+            retry_ms = _refused(answer)
+            if retry_ms is None:
+                break
+            self.stats.event(f"refused {op}")
+            await asyncio.sleep(min(retry_ms, 5_000) / 1000)
+        if answer is None:
+            return None
+        status, body, parsed = answer
+        if status != 200:
+            codes = _codes(parsed) or ["-"]
+            self.stats.error(op, f"HTTP {status} {codes[0]}", body[:300].decode(errors="replace"))
+            return None
+        if parsed.get("errors"):
+            for code in _codes(parsed):
+                self.stats.error(op, code, json.dumps(parsed["errors"])[:300])
+        data: dict[str, Any] | None = parsed.get("data")
+        return data
+
+    async def _once(
+        self, op: str, key: str, query: str, variables: dict[str, Any] | None
+    ) -> tuple[int, bytes, dict[str, Any]] | None:
         payload = {"query": query, "variables": variables or {}}
         started = time.perf_counter()
         try:
@@ -319,21 +351,24 @@ class Conn:
             self.stats.error(op, type(exc).__name__, str(exc))
             await self.close()
             return None
-        ms = 1000 * (time.perf_counter() - started)
-        self.stats.request(op, ms)
+        self.stats.request(op, 1000 * (time.perf_counter() - started))
         try:
-            answer = json.loads(body)
+            parsed = json.loads(body)
         except ValueError:
-            answer = {}
-        if status != 200:
-            codes = _codes(answer) or ["-"]
-            self.stats.error(op, f"HTTP {status} {codes[0]}", body[:300].decode(errors="replace"))
-            return None
-        if answer.get("errors"):
-            for code in _codes(answer):
-                self.stats.error(op, code, json.dumps(answer["errors"])[:300])
-        data: dict[str, Any] | None = answer.get("data")
-        return data
+            parsed = {}
+        return status, body, parsed if isinstance(parsed, dict) else {}
+
+
+def _refused(answer: tuple[int, bytes, dict[str, Any]] | None) -> int | None:
+    """The retry delay (ms) of an answer that only refuses the request for now."""
+    if answer is None:
+        return None
+    errors = answer[2].get("errors") or []
+    codes = _codes(answer[2])
+    if not codes or any(c != "RATE_LIMITED" for c in codes):
+        return None
+    extensions = errors[0].get("extensions") or {}
+    return int(extensions.get("retryAfterMs") or 100)
 
 
 def _codes(answer: Any) -> list[str]:

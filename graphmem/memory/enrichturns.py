@@ -11,7 +11,7 @@ character (``CostRate``), learned from the calls the worker has made.
 
 from __future__ import annotations
 
-import itertools
+import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -66,17 +66,12 @@ class CostRate:
 
 @dataclass
 class Turns:
-    """Each tenant's last turn: the call that last took one of its items."""
+    """What each waiting tenant has been given so far, in estimated seconds (relative to
+    the least served of them): the tenant given least goes next, so each gets an equal
+    share of the work, not of the items. A tenant with nothing waiting is forgotten and
+    comes back level with the least served (it banks no credit while away)."""
 
-    served: dict[str, int] = field(default_factory=dict)
-    calls: int = 0
-
-    def took(self, chunk: Sequence[Piece], waiting: Sequence[Piece]) -> None:
-        self.calls += 1
-        for piece in chunk:
-            self.served[piece.tenant] = self.calls
-        left = {p.tenant for p in waiting}
-        self.served = {t: c for t, c in self.served.items() if t in left}
+    given: dict[str, float] = field(default_factory=dict)
 
 
 def next_call(
@@ -86,43 +81,37 @@ def next_call(
     cost: Callable[[Piece], float],
     turns: Turns | None = None,
 ) -> tuple[list[Piece], list[Piece]]:
-    """The pieces of the next call and the rest. Tenants take turns, one item each per
-    turn, the one served longest ago first (a tenant not served yet comes first); each
-    tenant's items keep their order. The call closes at ``items`` items or once its
-    estimated ``cost`` reaches ``seconds``, and takes at least one item."""
-    served = turns.served if turns is not None else {}
+    """The pieces of the next call and the rest. Item by item, the tenant given the
+    least estimated work so far goes next (ties: the one first in ``pending``); each
+    tenant's items keep their order. So a tenant of short memories gets many of them
+    for one of another tenant's long ones. The call closes at ``items`` items or once
+    its estimated ``cost`` reaches ``seconds``, and takes at least one item."""
     lines: dict[str, list[int]] = {}
     for n, piece in enumerate(pending):
         lines.setdefault(piece.tenant, []).append(n)
-    order = sorted(lines, key=lambda t: served.get(t, -1))  # stable: first seen first
-    taken: set[int] = set()
+    known = turns.given if turns is not None else {}
+    level = min((known[t] for t in lines if t in known), default=0.0)
+    given = {t: max(known.get(t, level), level) for t in lines}
+    queue = [(given[t], rank, t) for rank, t in enumerate(lines)]
+    heapq.heapify(queue)
+    next_of = dict.fromkeys(lines, 0)
+    taken: list[int] = []
     spent = 0.0
-    for turn in itertools.count():
-        if not any(turn < len(lines[t]) for t in order):
-            break
-        for tenant in order:
-            if turn >= len(lines[tenant]):
-                continue
-            if taken and (len(taken) >= items or spent >= seconds):
-                break
-            n = lines[tenant][turn]
-            taken.add(n)
-            spent += cost(pending[n])
-        else:
-            continue
-        break
-    chunk = [pending[n] for n in sorted(taken)]
-    rest = [p for n, p in enumerate(pending) if n not in taken]
+    while queue and not (taken and (len(taken) >= items or spent >= seconds)):
+        _, rank, tenant = heapq.heappop(queue)
+        n = lines[tenant][next_of[tenant]]
+        next_of[tenant] += 1
+        taken.append(n)
+        price = cost(pending[n])
+        spent += price
+        given[tenant] += price
+        if next_of[tenant] < len(lines[tenant]):
+            heapq.heappush(queue, (given[tenant], rank, tenant))
+    chosen = set(taken)
+    chunk = [pending[n] for n in sorted(chosen)]
+    rest = [p for n, p in enumerate(pending) if n not in chosen]
     if turns is not None:
-        turns.took(chunk, rest)
+        waiting = {t: given[t] for t in lines if next_of[t] < len(lines[t])}
+        low = min(waiting.values(), default=0.0)
+        turns.given = {t: g - low for t, g in waiting.items()}
     return chunk, rest
-
-
-def interleave(jobs: Sequence[EnrichmentJob]) -> list[EnrichmentJob]:
-    """``jobs`` a tenant at a time, round after round (tenants in the order they first
-    come, each tenant's jobs in their order)."""
-    lines: dict[str, list[EnrichmentJob]] = {}
-    for job in jobs:
-        lines.setdefault(job.tenant, []).append(job)
-    rounds = itertools.zip_longest(*lines.values())
-    return [job for turn in rounds for job in turn if job is not None]

@@ -72,7 +72,7 @@ class Ingest:
         valid = [self.inputs.add(s) for s in specs]
         size = sum(len(s.content.encode("utf-8")) for s in valid)
         await self.admission.reserve(tenant, len(valid), size)
-        counts = self.tokens.count_many([s.content for s in valid])
+        counts = await self.tokens.count_on_loop([s.content for s in valid])
         now = utcnow()
         clock = time.time_ns()
         by_session: dict[str, list[MemoryItem]] = {}

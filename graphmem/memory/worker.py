@@ -20,9 +20,10 @@ it never drops a job for that.
 No tenant holds up the others:
 
 - the queue keeps one share of each tenant on the stream (``stores/redis/queue.py``);
-- a tenant has at most ``tenant_held`` items admitted at once; its other jobs wait,
-  read but not admitted (ids only), so a backlog never keeps another tenant's job from
-  being read;
+- read jobs are admitted a job per tenant per round, for ``admit_seconds`` at a time
+  before the stream is read again, and a tenant has at most ``tenant_held`` items
+  admitted at once; its other jobs wait, read but not admitted (ids only), so a backlog
+  never keeps another tenant's job from being read and admitted;
 - each embedding or NER call is about ``call_seconds`` of estimated work, the tenants
   taking turns an item at a time, least recently served first (``enrichturns.py``): a
   new memory waits for about one call of each, whatever is queued ahead of it;
@@ -51,7 +52,7 @@ from ..enrich.sentences import MAX_SENTENCES
 from ..errors import GraphmemError, Unavailable
 from ..stores import EnrichmentQueue
 from ..stores.models import EnrichmentJob
-from .enrichturns import CostRate, Piece, Turns, interleave, next_call
+from .enrichturns import CostRate, Piece, Turns, next_call
 from .writebehind import WriteBehind
 
 log = logging.getLogger("graphmem.worker")
@@ -95,6 +96,12 @@ class EnrichmentWorker:
     max_held = 2000
     #: ... and of one tenant: past it, the tenant's jobs are read but wait to be admitted
     tenant_held = 256
+    #: seconds of admitting read jobs before the stream is looked at again
+    admit_seconds = 0.2
+    #: jobs read and waiting to be admitted, at most (each is a few ids): enough to
+    #: reach past two busy tenants' shares of the stream, not so many that one worker
+    #: holds what the others could work on
+    read_ahead = 2048
     #: how often a worker tells the queue it is alive ...
     heartbeat_seconds = 2.0
     #: ... and how long after its last heartbeat it counts as gone. While a worker is
@@ -121,7 +128,7 @@ class EnrichmentWorker:
         self._holding: dict[str, EnrichmentJob] = {}
         #: admitted jobs: their items not yet through the last step
         self._left: dict[str, int] = {}
-        #: read jobs of a tenant over its ``tenant_held``, waiting to be admitted
+        #: read jobs waiting to be admitted, by tenant
         self._deferred: dict[str, deque[EnrichmentJob]] = {}
         self._embedding = Stage(self._embed, self.embed_cost)
         self._reading = Stage(self._read, self.read_cost)
@@ -179,7 +186,6 @@ class EnrichmentWorker:
                 if time.monotonic() - last_beat > self.heartbeat_seconds:
                     last_beat = time.monotonic()
                     await self._patiently(stop, lambda: self.queue.beat(self.name))
-                await self._admit_deferred(stop)
                 jobs: list[EnrichmentJob] = []
                 if time.monotonic() - last_reclaim > self.reclaim_idle_seconds / 3:
                     last_reclaim = time.monotonic()
@@ -193,27 +199,17 @@ class EnrichmentWorker:
                         or []
                     )
                 if not jobs:
-                    jobs = (
-                        await self._patiently(
-                            stop, lambda: self.queue.read(self.name, self.batch, self.block_ms)
-                        )
-                        or []
-                    )
+                    jobs = await self._read_ahead(stop)
                 # A job this worker holds already (taken back after a long pause) is in
                 # hand; admitting it again would count its items twice.
                 jobs = [job for job in jobs if job.entry not in self._holding]
                 self._hold(jobs)
-                # A tenant at a time, each one's jobs in order: a job read behind another
-                # tenant's many is admitted before the rest of them.
-                for job in interleave(jobs):
-                    if stop.is_set():
-                        break
+                for job in jobs:
                     if job.attempt > self.max_attempts:
                         await self._gave_up(job, stop)
-                    elif self._deferred.get(job.tenant) or self._full(job.tenant):
-                        self._deferred.setdefault(job.tenant, deque()).append(job)
                     else:
-                        await self._admit(job, stop)
+                        self._deferred.setdefault(job.tenant, deque()).append(job)
+                await self._admit_some(stop)
                 while self._held.total() > self.max_held and not stop.is_set():
                     self._room.clear()
                     with contextlib.suppress(TimeoutError):
@@ -222,15 +218,46 @@ class EnrichmentWorker:
             with contextlib.suppress(Exception):  # it counts as gone after a while anyway
                 await asyncio.wait_for(self.queue.beat(self.name, alive=False), 2)
 
+    async def _read_ahead(self, stop: asyncio.Event) -> list[EnrichmentJob]:
+        """New jobs, as far as the stream has them (``read_ahead`` jobs read and not
+        admitted at most): a job is read in stream order, so one queued behind another
+        tenant's share of the stream is reached at once, not after that share has been
+        admitted. Reading costs little: a job is a few ids."""
+        # With jobs to admit in hand, only a look at the stream (1 ms).
+        block = 1 if self._admissible() else self.block_ms
+        jobs: list[EnrichmentJob] = []
+        while not stop.is_set():
+            read = await self._patiently(
+                stop, partial(self.queue.read, self.name, self.batch, block)
+            )
+            jobs += read or []
+            waiting = len(jobs) + sum(len(d) for d in self._deferred.values())
+            if len(read or []) < self.batch or waiting >= self.read_ahead:
+                return jobs
+            block = 1
+        return jobs
+
     def _full(self, tenant: str) -> bool:
         return self._held[tenant] >= self.tenant_held
 
-    async def _admit_deferred(self, stop: asyncio.Event) -> None:
-        for tenant, waiting in list(self._deferred.items()):
-            while waiting and not self._full(tenant) and not stop.is_set():
-                await self._admit(waiting.popleft(), stop)
-            if not waiting:
-                del self._deferred[tenant]
+    def _admissible(self) -> bool:
+        return any(not self._full(t) for t, jobs in self._deferred.items() if jobs)
+
+    async def _admit_some(self, stop: asyncio.Event) -> None:
+        """Admit read jobs for about ``admit_seconds``, a job per tenant per round (a
+        tenant with ``tenant_held`` items in hand sits the round out), before the stream
+        is looked at again: a job read behind another tenant's many is admitted in the
+        first round, and one read later waits for one round, not for all of them."""
+        started = time.monotonic()
+        while self._admissible() and not stop.is_set():
+            for tenant in list(self._deferred):
+                waiting = self._deferred[tenant]
+                if waiting and not self._full(tenant):
+                    await self._admit(waiting.popleft(), stop)
+                if not waiting:
+                    del self._deferred[tenant]
+            if time.monotonic() - started > self.admit_seconds:
+                return
 
     async def _admit(self, job: EnrichmentJob, stop: asyncio.Event) -> None:
         try:

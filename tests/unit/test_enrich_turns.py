@@ -4,12 +4,13 @@ one tenant's long memories kept another tenant's new memory unfound for over 15 
 
 from __future__ import annotations
 
+import pytest
+
 from graphmem.memory.enrichturns import (
     ITEM_OVERHEAD_CHARS,
     CostRate,
     Piece,
     Turns,
-    interleave,
     next_call,
 )
 from graphmem.stores.models import EnrichmentJob
@@ -62,22 +63,39 @@ def test_a_tenants_long_memories_leave_room_for_another_tenants_new_one() -> Non
     assert entries(rest) == entries(backlog[2:])  # each tenant's items keep their order
 
 
-def test_tenants_take_turns_the_one_served_longest_ago_first() -> None:
+def test_the_tenant_given_least_work_goes_next() -> None:
     pending = [piece(t, n) for n in range(3) for t in ("a", "b", "c")]
-    turns = Turns(served={"a": 5, "b": 3}, calls=5)
-    chunk, rest = next_call(pending, 2, 100.0, lambda p: 0.0, turns)
-    # c was never served, then b (call 3), then a (call 5)
+    turns = Turns(given={"a": 0.5, "b": 0.2})
+    # c is new: it comes in level with the least served (b), not ahead of everyone
+    chunk, rest = next_call(pending, 2, 100.0, lambda p: 0.1, turns)
     assert entries(chunk) == ["b-0", "c-0"]
-    assert len(rest) == len(pending) - 2
-    assert turns.served == {"a": 5, "b": 6, "c": 6} and turns.calls == 6
-    chunk, _ = next_call(rest, 2, 100.0, lambda p: 0.0, turns)
-    assert entries(chunk) == ["a-0", "b-1"]
+    assert turns.given == pytest.approx({"a": 0.2, "b": 0.0, "c": 0.0})
+    chunk, rest = next_call(rest, 2, 100.0, lambda p: 0.1, turns)
+    assert entries(chunk) == ["b-1", "c-1"]
+    chunk, rest = next_call(rest, 2, 100.0, lambda p: 0.1, turns)
+    assert entries(chunk) == ["b-2", "c-2"]  # a was given 0.1 s more than they were
+    chunk, _ = next_call(rest, 2, 100.0, lambda p: 0.1, turns)
+    assert entries(chunk) == ["a-0", "a-1"]
+
+
+def test_short_memories_get_as_much_work_as_another_tenants_long_ones() -> None:
+    # issue 29: item by item, a tenant adding two short memories a second got one per
+    # call beside one of another tenant's 20 KB memories, and fell further behind
+    long = [piece("big", n, chars=20_000) for n in range(5)]
+    short = [piece("small", n, chars=40) for n in range(20)]
+    cost = CostRate(5e-5).estimate  # about 1 s a long memory, 12 ms a short one
+    turns = Turns()
+    first, rest = next_call([*long, *short], 256, 0.3, cost, turns)
+    assert entries(first) == ["big-0"]
+    second, rest = next_call(rest, 256, 0.3, cost, turns)
+    assert entries(second) == ["big-1", *entries(short)]  # all of them, then big's turn
+    assert entries(rest) == entries(long[2:])
 
 
 def test_a_tenant_with_nothing_waiting_is_forgotten_by_the_turns() -> None:
     turns = Turns()
-    next_call([piece("a", 0), piece("b", 0)], 256, 100.0, lambda p: 0.0, turns)
-    assert turns.served == {}  # nothing of theirs is left: their turns do not matter
+    next_call([piece("a", 0), piece("b", 0)], 256, 100.0, lambda p: 1.0, turns)
+    assert turns.given == {}  # nothing of theirs is left: what they were given is moot
 
 
 def test_every_piece_is_taken_once_over_the_calls() -> None:
@@ -104,9 +122,3 @@ def test_the_cost_rate_follows_what_calls_take() -> None:
     before = rate.seconds_per_char
     rate.learn([], 5.0)  # an empty call teaches nothing
     assert rate.seconds_per_char == before
-
-
-def test_a_read_is_admitted_a_tenant_at_a_time() -> None:
-    jobs = [piece("big", n).job for n in range(5)] + [piece("small", 0).job]
-    order = [j.entry for j in interleave(jobs)]
-    assert order == ["big-0", "small-0", "big-1", "big-2", "big-3", "big-4"]

@@ -1203,7 +1203,7 @@ def main() -> int:
         return 0
     attacks = tuple(args.only) if args.only else ATTACKS
     if args.quick:
-        options = Options(2.0, 5.0, 4.0, 1.0, 5.0, attacks, args.max_requests)
+        options = Options(1.0, 3.0, 2.5, 0.5, 2.0, attacks, args.max_requests)
     else:
         options = Options(
             5.0,

@@ -5,6 +5,7 @@ is in ``guard`` and ``admission``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -42,6 +43,12 @@ class BodyLimit:
     requests get 413, slower ones 408 (a trickling body would hold a request open).
     Every WebSocket message has the same limit (``limit_messages``)."""
 
+    #: a refused body up to this many times the limit is read (and dropped) before the
+    #: 413, within ``drain_seconds``: a client still sending when the server hangs up
+    #: gets a reset instead of the answer. A larger one is answered at once.
+    drain_factor = 4
+    drain_seconds = 2.0
+
     def __init__(self, app: ASGIApp, max_bytes: int, timeout: float = 30.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
@@ -58,6 +65,8 @@ class BodyLimit:
         declared = headers.get(b"content-length", b"")
         # Length first: int() refuses more than 4,300 digits (a 500, not a 413).
         if declared.isdigit() and (len(declared) > 18 or int(declared) > self.max_bytes):
+            if len(declared) <= 18 and int(declared) <= self.drain_factor * self.max_bytes:
+                await self._drain(receive, int(declared))
             await self._reject(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -71,6 +80,8 @@ class BodyLimit:
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > self.max_bytes:
+                        if message.get("more_body", False):
+                            await self._drain(receive, self.drain_factor * self.max_bytes - size)
                         await self._reject(scope, receive, send)
                         return
                     chunks.append(chunk)
@@ -86,6 +97,18 @@ class BodyLimit:
             return
         body = b"".join(chunks)
         await self.app({**scope, BODY_SCOPE_KEY: body}, replaying(body, receive), send)
+
+    async def _drain(self, receive: Receive, most: int) -> None:
+        """Read and drop at most ``most`` more bytes of the body, for ``drain_seconds``."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.drain_seconds):
+                while most > 0:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    most -= len(message.get("body", b""))
+                    if not message.get("more_body", False):
+                        return
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = error_response(

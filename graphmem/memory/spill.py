@@ -74,7 +74,9 @@ class Spiller:
     #: (then the next add starts another)
     max_rounds = 20
     #: how long an explicit spill waits for a live worker close to done with the session
-    enrich_wait_seconds = 2.0
+    #: (it embeds a new memory in one call of about 0.3 s; a memory still waiting after
+    #: this is written without its vector and its job sets it)
+    enrich_wait_seconds = 1.0
 
     def __init__(
         self,

@@ -1,12 +1,15 @@
 """Which admitted items the enrichment worker (``worker.py``) embeds, or reads for
-entities, next: a call of about ``seconds`` of work, the tenants taking turns an item at a
-time.
+entities, next: a call of about ``seconds`` of estimated work, shared between the
+tenants by work, not by items.
 
 A call's length is what another tenant's new memory waits for, so calls are cut by their
 estimated cost, not by their number of items: one tenant's long memories (20 KB of text
 takes a tenth of a second to embed and up to two seconds of NER) fill a call in a few
-items, and the next call has room for everyone else's. The estimate is a rate per
-character (``CostRate``), learned from the calls the worker has made.
+items, and the next call has room for everyone else's. Within and across calls the
+tenant given the least work so far goes next (``Turns``): a tenant adding two short
+memories a second beside another tenant's stream of long ones gets dozens of its own
+for each of theirs, not one. The estimate is a rate per character (``CostRate``),
+learned from the calls the worker has made.
 """
 
 from __future__ import annotations

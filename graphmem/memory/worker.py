@@ -24,9 +24,9 @@ No tenant holds up the others:
   before the stream is read again, and a tenant has at most ``tenant_held`` items
   admitted at once; its other jobs wait, read but not admitted (ids only), so a backlog
   never keeps another tenant's job from being read and admitted;
-- each embedding or NER call is about ``call_seconds`` of estimated work, the tenants
-  taking turns an item at a time, least recently served first (``enrichturns.py``): a
-  new memory waits for about one call of each, whatever is queued ahead of it;
+- each embedding or NER call is about ``call_seconds`` of estimated work, and the
+  tenant given the least estimated work so far takes the next item (``enrichturns.py``):
+  a new memory waits for about one call of each, whatever is queued ahead of it;
 - NER gives each memory ``item_seconds`` at most: past it, the memory keeps its vector
   and the entities of the part read in time.
 

@@ -281,8 +281,8 @@ class BeforeInt8Embedder:
 
 def enrichment(turns: list[str], rounds: int) -> dict[str, Any]:
     """memories/s (and sentences/s) of the default embedder through ``embed_memories``,
-    NER's docs/s, and both together as ``WriteBehind.enrich`` runs them (two threads at
-    once) or one after the other; before and after, interleaved round by round."""
+    NER's docs/s, and both together as the enrichment worker's two stages run them (two
+    threads at once) or one after the other; before and after, interleaved round by round."""
     from concurrent.futures import ThreadPoolExecutor
 
     from graphmem.enrich.embed import MiniLMInt8Embedder

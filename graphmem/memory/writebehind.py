@@ -1,15 +1,17 @@
 """Write-behind: every added memory goes into the graph as a 'hot' node shortly after the
 add, so that search and recall find it in every scope that may see it while it still
 lives in Redis (docs/recall.md#visibility). An enrichment worker (``worker.py``) runs the
-two steps of each job:
+steps of each job:
 
 1. **admit**: under the session's lock, the job's items that are still in the hot tier
    become 'hot' nodes without vectors. BM25 and substring search find them from then on.
-2. **enrich**: embed them (with their sentence vectors) and extract their entities, set
-   the vectors on the nodes that still exist and write the mentions, then cache both
-   beside the hot item, so that its spill writes them instead of computing them again.
-   NER gives each item a time budget (the worker's ``item_seconds``): an item past it
-   keeps its vector and the entities of the part read, and counts as enriched.
+2. **embed** (``embed``): embed them (with their sentence vectors) and set the vectors
+   on the nodes that still exist; they are found by meaning from then on;
+3. **extract** (``extract``): extract their entities and write the mentions, then cache
+   vectors and entities beside the hot item, so that its spill writes them instead of
+   computing them again. NER gives each item a time budget (the worker's
+   ``item_seconds``): an item past it keeps the entities of the part read, and counts
+   as enriched.
 
 Nothing here changes a tier: spill, promotion and forget still decide where an item
 lives; a node written behind only makes a hot item findable.
@@ -31,7 +33,6 @@ from ..stores.models import Enriched, EnrichmentJob
 from .changes import ScopeChanges
 from .sessions import Sessions
 
-Admitted = list[tuple[EnrichmentJob, list[MemoryItem]]]
 log = logging.getLogger("graphmem.worker")
 
 
@@ -64,15 +65,6 @@ class WriteBehind:
             spilled = await self.graph.unenriched(job.tenant, list(gone)) if gone else []
         await self.changes.items(job.tenant, items)
         return items + spilled
-
-    async def enrich(self, admitted: Admitted, budget: float | None = None) -> int:
-        """Step 2 for many jobs at once, both halves one after the other (the worker runs
-        them as two stages instead). Returns how many items it enriched (ones forgotten
-        meanwhile are left out)."""
-        items = [item for _, batch in admitted for item in batch]
-        embedded = await self.embed(items)
-        kept = [(item, e) for item, e in zip(items, embedded, strict=True) if e is not None]
-        return await self.extract([i for i, _ in kept], [e for _, e in kept], budget)
 
     async def embed(self, items: Sequence[MemoryItem]) -> list[Embedded | None]:
         """Step 2, first half: embed ``items`` (with their sentence vectors) in one call

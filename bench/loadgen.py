@@ -72,3 +72,22 @@ class LoopbackClient:
             elif name.strip().lower() == "transfer-encoding":
                 raise RuntimeError("chunked responses are not supported by the load client")
         return status, await self._reader.readexactly(length)
+
+
+def retry_after_ms(body: Any, default: int = 1000) -> int:
+    """The ``retryAfterMs`` a GraphQL answer's errors name (the first), else ``default``."""
+    for error in (body.get("errors") or []) if isinstance(body, dict) else []:
+        value = (error.get("extensions") or {}).get("retryAfterMs")
+        if isinstance(value, int | float) and value >= 0:
+            return int(value)
+    return default
+
+
+def refused_for_now(body: Any) -> bool:
+    """Whether a GraphQL answer only refuses the request for now: every error it has is
+    RATE_LIMITED (the caller retries after ``retry_after_ms``)."""
+    errors = (body.get("errors") or []) if isinstance(body, dict) else []
+    return bool(errors) and all(
+        isinstance(e, dict) and (e.get("extensions") or {}).get("code") == "RATE_LIMITED"
+        for e in errors
+    )

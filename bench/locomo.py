@@ -29,6 +29,7 @@ import httpx
 
 from bench import corpus
 from bench.entities import turns
+from bench.loadgen import refused_for_now, retry_after_ms
 from bench.report import ROOT, run_info, save_json, update_section
 from graphmem.api.app import create_app
 from graphmem.enrich.sentences import embed_memories
@@ -98,16 +99,13 @@ class Client:
                 headers={"Authorization": f"Bearer {self.key}"},
             )
             body: dict[str, Any] = response.json()
-            errors = body.get("errors") or []
-            codes = {(e.get("extensions") or {}).get("code") for e in errors}
-            if errors and codes == {"RATE_LIMITED"}:
-                retry_ms = (errors[0].get("extensions") or {}).get("retryAfterMs") or 100
-                await asyncio.sleep(min(float(retry_ms), 5_000) / 1000)
+            if refused_for_now(body):
+                await asyncio.sleep(min(retry_after_ms(body, default=100), 5_000) / 1000)
                 continue
-            if errors:
-                raise RuntimeError(errors)
+            if body.get("errors"):
+                raise RuntimeError(body["errors"])
             return body["data"]  # type: ignore[no-any-return]
-        raise RuntimeError(f"refused 20 times in a row: {errors}")
+        raise RuntimeError(f"refused 20 times in a row: {body['errors']}")
 
 
 async def ingest(client: Client, conversation: dict[str, Any]) -> set[str]:

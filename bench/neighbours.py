@@ -73,7 +73,7 @@ from urllib.parse import urlsplit
 import httpx
 import psutil
 
-from bench.loadgen import TRANSPORT_ERRORS, LoopbackClient
+from bench.loadgen import TRANSPORT_ERRORS, LoopbackClient, retry_after_ms
 from bench.report import RESULTS, ROOT, publish, run_info
 from bench.soak import Server, paced, percentile
 
@@ -158,14 +158,6 @@ def codes_in(body: Any) -> list[str]:
         str((e.get("extensions") or {}).get("code", "NO_CODE")) if isinstance(e, dict) else "?"
         for e in body.get("errors") or []
     ]
-
-
-def retry_after_ms(body: Any, default: int = 1000) -> int:
-    for error in (body.get("errors") or []) if isinstance(body, dict) else []:
-        value = (error.get("extensions") or {}).get("retryAfterMs")
-        if isinstance(value, int | float) and value >= 0:
-            return int(value)
-    return default
 
 
 def pct(values: list[float], q: float) -> float | None:

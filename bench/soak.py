@@ -54,7 +54,13 @@ import httpx
 import psutil
 import websockets
 
-from bench.loadgen import TRANSPORT_ERRORS, LoopbackClient, free_port
+from bench.loadgen import (
+    TRANSPORT_ERRORS,
+    LoopbackClient,
+    free_port,
+    refused_for_now,
+    retry_after_ms,
+)
 from bench.report import RESULTS, ROOT, run_info, save_json, update_section
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
@@ -361,14 +367,9 @@ class Conn:
 
 def _refused(answer: tuple[int, bytes, dict[str, Any]] | None) -> int | None:
     """The retry delay (ms) of an answer that only refuses the request for now."""
-    if answer is None:
+    if answer is None or not refused_for_now(answer[2]):
         return None
-    errors = answer[2].get("errors") or []
-    codes = _codes(answer[2])
-    if not codes or any(c != "RATE_LIMITED" for c in codes):
-        return None
-    extensions = errors[0].get("extensions") or {}
-    return int(extensions.get("retryAfterMs") or 100)
+    return retry_after_ms(answer[2], default=100)
 
 
 def _codes(answer: Any) -> list[str]:

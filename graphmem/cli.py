@@ -202,6 +202,10 @@ def _start_workers(settings: Settings) -> list[subprocess.Popen[bytes]]:
         return []
 
     def child() -> None:
+        os.setsid()
+        with contextlib.suppress(OSError):
+            with open("/proc/self/autogroup", "w") as f:
+                f.write(str(settings.enrich_worker_nice))
         os.nice(settings.enrich_worker_nice)
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG

@@ -11,13 +11,13 @@ join and separate two entities through a SAME_AS edge that queries fold.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import uuid
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
+from .cputime import in_thread
 from .enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
 from .errors import BadInput, NotFound
 from .events import EventBus, EventKind, NullBus
@@ -127,10 +127,10 @@ class EntityMemory:
         if not items:
             return []
         texts = [i.content for i in items]
-        return await asyncio.to_thread(self.extractor.extract, texts, budget)
+        return await in_thread(self.extractor.extract, texts, budget)
 
     async def extract_texts(self, texts: Sequence[str]) -> list[Extraction]:
-        return await asyncio.to_thread(self.extractor.extract, list(texts))
+        return await in_thread(self.extractor.extract, list(texts))
 
     async def keys_for(self, tenant: str, found: Extraction) -> list[str]:
         """The entity keys a text's mentions resolve to (used to look entities up)."""

@@ -9,13 +9,13 @@ embedder.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import Any
 
+from .cputime import in_thread
 from .enrich.embed import Embedder
 from .errors import BadInput, Forbidden, NotFound
 from .events import EventBus, EventKind, NullBus
@@ -76,7 +76,7 @@ class EpisodicMemory:
         self.quota: Quota = UNLIMITED
 
     async def _embed(self, text: str) -> list[float]:
-        (vector,) = await asyncio.to_thread(self.embedder.embed, [text])
+        (vector,) = await in_thread(self.embedder.embed, [text])
         embedded: list[float] = vector.tolist()
         return embedded
 
@@ -229,7 +229,7 @@ class EpisodicMemory:
             " ".join([e.description or task.description, e.outcome, *e.lessons])
             for e in owned.episodes
         ]
-        vectors = await asyncio.to_thread(self.embedder.embed, texts)
+        vectors = await in_thread(self.embedder.embed, texts)
         steps = [
             {
                 "id": f"step_{uuid.uuid4().hex}",

@@ -25,6 +25,7 @@ from jsonschema import ValidationError
 from referencing.exceptions import Unresolvable
 
 from . import record_shape
+from .cputime import in_thread
 from .errors import BadInput
 from .record_validator import Budget, Exhausted, first_error, first_schema_error
 
@@ -185,7 +186,7 @@ async def _bounded(work: Callable[[Budget], T], seconds: float) -> T:
     """``work`` in a worker thread, stopped through its budget once ``seconds`` pass or
     this call is cancelled; returns (or raises) only once the thread has let go."""
     budget = Budget(0)
-    running = asyncio.ensure_future(asyncio.to_thread(work, budget))
+    running = asyncio.ensure_future(in_thread(work, budget))
     # a caller that went away never reads the outcome: read it, so nothing is logged
     running.add_done_callback(lambda done: done.cancelled() or done.exception())
     try:

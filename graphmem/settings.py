@@ -302,10 +302,12 @@ class Settings(BaseSettings):
     expensive_cost: int = Field(10, ge=1)
     max_concurrent_expensive: int = Field(8, ge=0)
     #: one API process's time shared between tenants (api/fairshare.py): operations at
-    #: once, and per tenant while others are active; CPU seconds per second
+    #: once, and per tenant while others are active (light: while the tenant holds at
+    #: least half its burst of credit); CPU seconds per second
     #: divided among the active tenants; how long and how many deep a tenant may wait
     fair_slots: int = Field(8, ge=1)
     fair_tenant_slots: int = Field(2, ge=1)
+    fair_light_slots: int = Field(4, ge=1)
     fair_capacity: float = Field(1.0, gt=0)
     fair_max_wait_seconds: float = Field(1.0, gt=0, le=30)
     fair_max_queued: int = Field(64, ge=1)

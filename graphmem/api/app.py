@@ -203,6 +203,7 @@ def create_app(
         ShareLimits(
             slots=settings.fair_slots,
             tenant_slots=settings.fair_tenant_slots,
+            light_slots=settings.fair_light_slots,
             capacity=settings.fair_capacity,
             max_wait=settings.fair_max_wait_seconds,
             max_queued=settings.fair_max_queued,

@@ -9,12 +9,17 @@ Here every operation takes a *turn* before it runs:
 
 - at most ``slots`` operations run at once in the process;
 - while more than one tenant is active (sent something in the last ``active_window``
-  seconds), each tenant runs at most ``tenant_slots`` at once and spends at most
-  ``capacity / active tenants`` seconds of the process's CPU per second. Its balance is
-  debited with the CPU time that ran while its operations held their turns (split among
-  the turns running at the time, by weight: an operation with four searches runs four
-  at once), plus ``overhead`` for the work before a turn is asked (HTTP parsing, the
-  key, the body); it is refilled at the tenant's rate, and its debt is capped at what
+  seconds), each tenant runs at most ``tenant_slots`` at once, and spends at most
+  ``capacity / active tenants`` seconds of the process's CPU per second;
+- a tenant holding at least half its ``burst`` in credit runs up to ``light_slots`` at
+  once: it spent little lately, so its operations wait on the stores, and slowed down
+  by others they would otherwise queue behind its own few slots;
+- a tenant's balance is debited with the event loop's CPU time while its operations
+  held their turns (split among the turns running at the time, by weight: an operation
+  with four searches runs four at once), with the CPU time of the threads its
+  operations handed work to (``cputime``: charged to the operation that asked, not
+  split), and with ``overhead`` for the work before a turn is asked (HTTP parsing, the
+  key, the body). It is refilled at the tenant's rate, and its debt is capped at what
   the tenant repays in half of ``max_wait``;
 - a tenant alone is not slowed: it may use every slot (its balance still counts, so a
   tenant that had the process to itself yields at once when another arrives);
@@ -37,6 +42,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from ..cputime import metered
 from ..errors import RateLimited
 
 
@@ -44,6 +50,8 @@ from ..errors import RateLimited
 class ShareLimits:
     slots: int = 8
     tenant_slots: int = 2
+    #: a tenant's slots while it holds at least half its ``burst`` in credit
+    light_slots: int = 4
     #: CPU seconds per second divided among the active tenants (the event loop is one)
     capacity: float = 1.0
     max_wait: float = 1.0
@@ -79,13 +87,17 @@ class Turn:
         self.share._account()
         self.weight = max(1, weight)
 
+    def charge(self, seconds: float) -> None:
+        """CPU time a thread spent for this turn's operation (``cputime.in_thread``)."""
+        self.used += seconds
+
 
 class FairShare:
     def __init__(
         self,
         limits: ShareLimits,
         clock: Callable[[], float] = time.monotonic,
-        cpu: Callable[[], float] = time.process_time,
+        cpu: Callable[[], float] = time.thread_time,
     ) -> None:
         self.limits = limits
         self.clock = clock
@@ -109,16 +121,18 @@ class FairShare:
         self._account()
         self._turns.add(granted)
         try:
-            yield granted
+            with metered(granted.charge):
+                yield granted
         finally:
             self._account()
             self._turns.discard(granted)
             self._finish(state, granted.used)
 
     def _account(self) -> None:
-        """Share the process's CPU time since the last event among the running turns,
-        by weight: a turn is charged with what ran while it did, whichever thread ran
-        it (validation in worker threads included), split with whatever else ran."""
+        """Share the event loop's CPU time since the last event among the running turns,
+        by weight: a turn is charged with what ran on the loop while it did, split with
+        whatever else ran there (``cpu`` is the loop thread's clock: every method here
+        runs on the loop)."""
         now = self.cpu()
         spent, self._cpu_mark = now - self._cpu_mark, now
         if spent <= 0 or not self._turns:
@@ -170,7 +184,11 @@ class FairShare:
         if active <= 1:
             return True
         self._refill(state, now, active)
-        return state.running < self.limits.tenant_slots and state.balance > 0
+        return state.running < self._slots(state) and state.balance > 0
+
+    def _slots(self, state: _Tenant) -> int:
+        light = state.balance >= self.limits.burst / 2
+        return max(self.limits.tenant_slots, self.limits.light_slots if light else 0)
 
     def _start(self, state: _Tenant) -> None:
         state.running += 1
@@ -237,7 +255,7 @@ class FairShare:
                     continue
                 if active > 1:
                     self._refill(state, now, active)
-                    if state.running >= self.limits.tenant_slots or state.balance <= 0:
+                    if state.running >= self._slots(state) or state.balance <= 0:
                         continue
                 if best is None or state.balance > best.balance:
                     best = state
@@ -251,7 +269,7 @@ class FairShare:
         due = [
             -state.balance / self._rate(active)
             for state in self._tenants.values()
-            if state.waiting and state.balance <= 0 and state.running < self.limits.tenant_slots
+            if state.waiting and state.balance <= 0 and state.running < self._slots(state)
         ]
         if not due or self.running >= self.limits.slots:
             return

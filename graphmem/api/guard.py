@@ -13,7 +13,6 @@ thread, so even a legitimately large first-seen document does not hold the event
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.validation_rules.maybe_null import MaybeNullValidationRule
 from strawberry.schema.validation_rules.one_of import OneOfInputValidationRule
 
+from ..cputime import in_thread
 from .lengths import MAX_INT_DIGITS, long_integer, too_long
 
 
@@ -224,7 +224,7 @@ class DocumentGuard(SchemaExtension):
         document = _documents.get(key)
         if document is _MISSING:
             if len(query) > _INLINE_PARSE_CHARS:
-                document = await asyncio.to_thread(parse, query, max_tokens=self.limits.max_tokens)
+                document = await in_thread(parse, query, max_tokens=self.limits.max_tokens)
             else:
                 document = parse(query, max_tokens=self.limits.max_tokens)
             _documents.put(key, document)
@@ -243,7 +243,7 @@ class DocumentGuard(SchemaExtension):
                 # A document seen for the first time is checked in a worker thread: the
                 # cost check bounds validation, and the thread keeps even that bounded
                 # work from holding the event loop (the GIL switches every few ms).
-                errors = await asyncio.to_thread(validate, schema, document, rules, self.limits)
+                errors = await in_thread(validate, schema, document, rules, self.limits)
                 if context.query is not None:
                     _verdicts.put(key, errors)
             context.pre_execution_errors = list(errors)

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cputime import in_thread
 from ..enrich import lexical
 from ..enrich.embed import Embedder
 from ..enrich.ner import Extraction
@@ -63,9 +64,7 @@ class Enrichment:
         if len(missing) > self.inline_at_most and await self._delegated():
             missing = sorted(missing, key=lambda i: i.created_at)[-self.inline_at_most :]
         if missing:
-            computed = await asyncio.to_thread(
-                embed_memories, self.embedder, [i.content for i in missing]
-            )
+            computed = await in_thread(embed_memories, self.embedder, [i.content for i in missing])
             new = {i.id: e.vector for i, e in zip(missing, computed, strict=True)}
             await self.hot.cache_embeddings(tenant, session_id, new)
             vectors.update(new)
@@ -88,9 +87,7 @@ class Enrichment:
         vectors |= await self.hot.embeddings(tenant, session_id, [i.id for i in rest])
         todo = [i for i in rest if i.id not in vectors or len(split_sentences(i.content)) > 1]
         if todo:
-            computed = await asyncio.to_thread(
-                embed_memories, self.embedder, [i.content for i in todo]
-            )
+            computed = await in_thread(embed_memories, self.embedder, [i.content for i in todo])
             for item, embedded in zip(todo, computed, strict=True):
                 vectors[item.id] = embedded.vector
                 sentences[item.id] = pack(embedded.sentences)
@@ -122,7 +119,7 @@ class Enrichment:
         done = await self.hot.enrichment(tenant, session_id, [i.id for i in batch])
         # about 15 us an item: a batch of 256 would hold the event loop for 4 ms
         terms = asyncio.ensure_future(
-            asyncio.to_thread(lambda: {i.id: lexical.term_bytes(i.content) for i in batch})
+            in_thread(lambda: {i.id: lexical.term_bytes(i.content) for i in batch})
         )
         if await self._delegated():
             return Prepared(

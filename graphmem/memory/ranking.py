@@ -20,6 +20,7 @@ from typing import cast
 
 import numpy as np
 
+from ..cputime import in_thread
 from ..enrich import lexical
 from ..enrich.embed import Embedder
 from ..entities import EntityMemory
@@ -69,7 +70,7 @@ class QueryVectors:
         if found is not None:
             self._vectors.move_to_end(text)
             return cast(list[float], found.tolist())
-        (vector,) = await asyncio.to_thread(self.embedder.embed, [text])
+        (vector,) = await in_thread(self.embedder.embed, [text])
         found = np.asarray(vector, dtype=np.float32)
         self._vectors[text] = found
         if len(self._vectors) > self.size:
@@ -236,7 +237,7 @@ class Ranker:
             discard(text_task)
             discard(size_task)
         if len(view) > 4000:  # numpy over a large scope: off the event loop
-            sources = await asyncio.to_thread(from_view, view, scope, text, k, self.graph.search)
+            sources = await in_thread(from_view, view, scope, text, k, self.graph.search)
         else:
             sources = from_view(view, scope, text, k, self.graph.search)
         return sources, query_vector

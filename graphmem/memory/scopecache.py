@@ -27,6 +27,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ..cputime import in_thread
 from ..errors import GraphmemError
 from ..stores import GraphSearch, ScopeVersions
 from ..stores.models import MemoryRows, ScopeTooLarge
@@ -246,7 +247,7 @@ class ScopeCache:
 async def _build(pages: Pages) -> ScopeView:
     # Indexing a few thousand rows is sub-millisecond; a large scope goes to a thread.
     if len(pages) > 4000:
-        return await asyncio.to_thread(pages.view)
+        return await in_thread(pages.view)
     return pages.view()
 
 

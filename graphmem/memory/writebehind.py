@@ -19,11 +19,11 @@ lives; a node written behind only makes a hot item findable.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..cputime import in_thread
 from ..enrich.embed import Embedder
 from ..enrich.sentences import Embedded, embed_memories, pack
 from ..entities import EntityMemory
@@ -72,9 +72,7 @@ class WriteBehind:
         meaning. Returns each item's vectors, None for one forgotten meanwhile."""
         if not items:
             return []
-        computed = await asyncio.to_thread(
-            embed_memories, self.embedder, [i.content for i in items]
-        )
+        computed = await in_thread(embed_memories, self.embedder, [i.content for i in items])
         out: list[Embedded | None] = [None] * len(items)
         for tenant, positions in _by_tenant(items).items():
             rows: list[dict[str, Any]] = [

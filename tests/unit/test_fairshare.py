@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from graphmem.api.fairshare import FairShare, ShareLimits, Turn
+from graphmem.cputime import in_thread
 from graphmem.errors import RateLimited
 
 
@@ -90,13 +92,24 @@ async def test_a_light_tenant_goes_before_a_heavy_tenants_queue() -> None:
 
 
 async def test_while_others_are_active_a_tenant_runs_at_most_its_slots() -> None:
-    share = FairShare(ShareLimits(slots=8, tenant_slots=2, max_wait=5), Clock(), Clock())
+    """A tenant that spent its credit runs ``tenant_slots`` at once; one that holds at
+    least half its burst, ``light_slots`` (slowed by others, its few operations would
+    otherwise queue behind their own slots)."""
+    clock = Clock()
+    limits = ShareLimits(slots=8, tenant_slots=2, light_slots=4, max_wait=5, overhead=0.0)
+    share = FairShare(limits, clock, clock)
     other = Holder(share, "c")
     await settle()
+    spender = Holder(share, "b")
+    await settle()
+    clock.now += 0.3  # b's turn and c's share 0.3 s of CPU: b is left 0.05 of its 0.2
+    await spender.done()
     heavy = [Holder(share, "b") for _ in range(4)]
-    async with holders(other, *heavy):
+    light = [Holder(share, "c") for _ in range(4)]
+    async with holders(other, *heavy, *light):
         await settle()
         assert sum(h.granted.is_set() for h in heavy) == 2
+        assert sum(h.granted.is_set() for h in light) == 3  # with the one c already runs
 
 
 async def test_a_tenant_in_debt_waits_for_its_share_then_runs() -> None:
@@ -182,3 +195,27 @@ async def test_waiting_costs_nothing_and_wall_time_is_not_charged() -> None:
         clock.now += 5.0  # waiting on Neo4j: no CPU
         cpu.now += 0.01
     assert share._tenants["b"].balance == pytest.approx(0.99)
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+async def test_a_threads_cpu_time_is_charged_to_the_turn_that_asked_for_it() -> None:
+    """A long token count in a thread is the asking tenant's, not split with whoever
+    else held a turn meanwhile (the loop's own clock stands still here)."""
+    share = FairShare(ShareLimits(slots=8, max_wait=5), Clock(), lambda: 0.0)
+    other = Holder(share, "c")
+    async with holders(other):
+        await asyncio.wait_for(other.granted.wait(), 2)
+
+        async def request() -> Turn:
+            async with share.turn("b") as turn:
+                await in_thread(_burn, 0.05)
+                return turn
+
+        asking = await asyncio.wait_for(request(), 5)
+        assert asking.used >= 0.045
+        assert other.turn is not None and other.turn.used == 0.0

@@ -197,7 +197,10 @@ async def _worker(settings: Settings, drain: bool, parked: bool = False) -> int:
 
 def _start_workers(settings: Settings) -> list[subprocess.Popen[bytes]]:
     """The enrichment workers beside the API: at a lower CPU priority, so requests come
-    first, and ended with the parent (Linux's parent-death signal) however it ends."""
+    first, and ended with the parent (Linux's parent-death signal) however it ends.
+    Each leads a session of its own and gives its scheduler group (Linux's autogroup)
+    the same nice: in the parent's group its niceness counted only against the API,
+    while the group as a whole competed with Neo4j's at full weight."""
     if not settings.write_behind:
         return []
 

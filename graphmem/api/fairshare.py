@@ -52,8 +52,9 @@ class ShareLimits:
     tenant_slots: int = 2
     #: a tenant's slots while it holds at least half its ``burst`` in credit
     light_slots: int = 4
-    #: CPU seconds per second divided among the active tenants (the event loop is one)
-    capacity: float = 1.0
+    #: CPU seconds per second divided among the active tenants (the event loop is one;
+    #: at half of it, others' operations seldom queue behind the turns)
+    capacity: float = 0.5
     max_wait: float = 1.0
     max_queued: int = 64
     active_window: float = 2.0

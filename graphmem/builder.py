@@ -342,6 +342,7 @@ class MemoryBuilder:
                     concurrent_expensive=settings.max_concurrent_expensive,
                     max_memories=settings.quota_memories,
                     max_bytes=settings.quota_bytes,
+                    later_seconds_per_kb=settings.fair_later_seconds_per_kb,
                 ),
             )
             .with_config(settings.memory)

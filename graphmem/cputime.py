@@ -45,6 +45,14 @@ def metered(meter: Meter) -> Iterator[None]:
         _meter.reset(token)
 
 
+def charge(seconds: float) -> None:
+    """Charge the current meter with work this request causes elsewhere, after it has
+    answered (the enrichment worker's and Neo4j's for a new memory), as if it ran here."""
+    meter = _meter.get()
+    if meter is not None and seconds > 0:
+        meter(seconds)
+
+
 async def in_thread(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
     """``asyncio.to_thread``, with the thread's CPU time charged to the current meter
     once the call returns. A caller that goes away before then charges nothing."""

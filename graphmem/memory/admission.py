@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..cputime import charge
 from ..errors import BadInput, GraphmemError, QuotaExceeded, RateLimited
 from ..metrics import Metrics
 from ..quota import Pad
@@ -41,6 +42,9 @@ class AdmissionLimits(BaseModel):
     concurrent_expensive: int = Field(8, ge=0)
     max_memories: int = Field(0, ge=0)
     max_bytes: int = Field(0, ge=0)
+    #: seconds of the enrichment worker's and Neo4j's CPU a KB of new memory costs after
+    #: the add has answered, charged to the adding tenant's fair share (api/fairshare.py)
+    later_seconds_per_kb: float = Field(0.01, ge=0)
 
 
 class Admission:
@@ -55,6 +59,14 @@ class Admission:
         self.limits = limits
         self.metrics = metrics
         self.exact_usage = exact_usage
+
+    def charge_later(self, size: int) -> None:
+        """Charge the request running now (its tenant's fair share, ``cputime``) with
+        what ``size`` bytes of new memories cost after it has answered: the worker
+        embeds them and reads them for entities, and Neo4j indexes them. Not counting
+        it, a tenant adding 20 KB memories within its share of the API kept the worker
+        and Neo4j busy for everyone (BENCHMARKS.md, Neighbours)."""
+        charge(size / 1024 * self.limits.later_seconds_per_kb)
 
     async def request(self, tenant: str, cost: int = 1) -> None:
         """Count ``cost`` units; RATE_LIMITED past the tenant's cost per second."""

@@ -118,6 +118,7 @@ class Ingest:
             raise
         # Stored and acknowledged from here on: nothing below may turn the answer into
         # an error (a spill's failure was once the add's answer, and retries duplicated).
+        self.admission.charge_later(size)
         for session_id, batch in put:
             try:
                 await self.admission.added(

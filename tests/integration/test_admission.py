@@ -173,3 +173,27 @@ async def test_a_refusal_is_answered_when_its_retry_is_due(stack: Stack) -> None
         assert held, "no request was refused"
         for took, retry in held:
             assert min(retry, 1.0) - 0.05 <= took <= 1.5, held
+
+
+async def test_an_add_is_charged_for_the_work_it_leaves_to_the_worker(stack: Stack) -> None:
+    """A memory costs the enrichment worker and Neo4j after its add has answered; charged
+    to the adding tenant's share at the add, it holds that tenant's next adds back while
+    another tenant is active (past the longest wait: refused, and nothing stored), and
+    the other tenant is served. Without the charge, the same adds all pass."""
+    content = "a memory about the budget and the plans " * 30  # 1.2 KB
+    query = '{ hot(sessionId: "s") { id } }'
+    for per_kb, held in ((0.5, True), (0.0, False)):
+        async with limited_api(
+            stack, rate_limit_per_second=0, fair_later_seconds_per_kb=per_kb
+        ) as api:
+            a, b = list(api.keys)
+            assert "errors" not in await api.gql(query, tenant=b)  # two tenants are active
+            add = {"input": {"sessionId": "s1", "content": content}}
+            assert "errors" not in await api.gql(ADD, add, tenant=a)
+            bodies = await asyncio.gather(*(api.gql(ADD, add, tenant=a) for _ in range(4)))
+            refused = codes(bodies).count("RATE_LIMITED")
+            assert (refused > 0) == held, codes(bodies)
+            assert set(codes(bodies)) <= {None, "RATE_LIMITED"}, bodies
+            assert "errors" not in await api.gql(query, tenant=b)
+            hot = await api.gql('{ hot(sessionId: "s1") { id } }', tenant=a)
+            assert len(hot["data"]["hot"]) == 5 - refused  # a refused add stored nothing

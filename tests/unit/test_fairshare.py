@@ -13,6 +13,8 @@ import pytest
 from graphmem.api.fairshare import FairShare, ShareLimits, Turn
 from graphmem.cputime import in_thread
 from graphmem.errors import RateLimited
+from graphmem.memory.admission import Admission, AdmissionLimits
+from graphmem.metrics import Metrics
 
 
 class Clock:
@@ -219,3 +221,16 @@ async def test_a_threads_cpu_time_is_charged_to_the_turn_that_asked_for_it() -> 
         asking = await asyncio.wait_for(request(), 5)
         assert asking.used >= 0.045
         assert other.turn is not None and other.turn.used == 0.0
+
+
+async def test_an_add_charges_the_work_it_causes_later_to_its_turn_only() -> None:
+    admission = Admission(None, AdmissionLimits(later_seconds_per_kb=0.01), Metrics(), _usage)
+    share = FairShare(ShareLimits(), Clock(), lambda: 0.0)
+    async with share.turn("b") as turn:
+        admission.charge_later(20 * 1024)  # 20 KB of new memories
+    assert turn.used == pytest.approx(0.2)
+    admission.charge_later(20 * 1024)  # outside a request (an import, the worker): nobody's
+
+
+async def _usage(tenant: str) -> tuple[int, int]:
+    return 0, 0

@@ -312,8 +312,8 @@ class Settings(BaseSettings):
     fair_max_wait_seconds: float = Field(1.0, gt=0, le=30)
     fair_max_queued: int = Field(64, ge=1)
     #: CPU seconds a KB of new memory costs the enrichment worker and Neo4j after the
-    #: add, charged to the adding tenant's share at the add
-    fair_later_seconds_per_kb: float = Field(0.01, ge=0)
+    #: add, charged to the adding tenant's share at the add (off: BENCHMARKS.md says why)
+    fair_later_seconds_per_kb: float = Field(0.0, ge=0)
     #: per tenant: memories and bytes of content it may store (0: no quota)
     quota_memories: int = Field(0, ge=0)
     quota_bytes: int = Field(0, ge=0)

@@ -52,8 +52,8 @@ def shared_tokenizer() -> Tokenizer:
 
 #: texts up to this many characters in all are counted on the loop (microseconds)
 INLINE_CHARS = 2000
-#: threads that count longer texts; a tenant holds at most two turns at once
-#: (api/fairshare.py), so two keep one tenant's long adds from queueing another's
+#: threads that count longer texts: at most two counts run at once, so a flood of long
+#: adds queues here rather than taking both cores from the loop and the stores
 COUNT_THREADS = 2
 _pool: ThreadPoolExecutor | None = None
 

@@ -55,14 +55,11 @@ INLINE_CHARS = 2000
 #: threads that count longer texts: at most two counts run at once, so a flood of long
 #: adds queues here rather than taking both cores from the loop and the stores
 COUNT_THREADS = 2
-_pool: ThreadPoolExecutor | None = None
 
 
+@lru_cache(maxsize=1)
 def _count_pool() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(COUNT_THREADS, thread_name_prefix="token-count")
-    return _pool
+    return ThreadPoolExecutor(COUNT_THREADS, thread_name_prefix="token-count")
 
 
 class TokenCounter:

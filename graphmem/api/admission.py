@@ -2,7 +2,7 @@
 took its turn (``limits.FairTurns``); here the expensive root fields it will run are
 counted, however written (aliases, inline fragments, fragment spreads), before it runs.
 Each one costs ``expensive_cost`` units and holds one of the tenant's expensive slots
-(``memory/admission.py`` keeps the counts), and weighs the operation's turn."""
+(``memory/admission.py`` keeps the counts)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from graphql import (
 )
 from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
-
-from .limits import TURN_SCOPE_KEY
 
 #: root fields that embed, rank, or write in bulk: each holds a slot while it runs
 EXPENSIVE = frozenset(
@@ -105,9 +103,5 @@ class AdmissionControl(SchemaExtension):
         if not count:
             yield
             return
-        if isinstance(request, Request):
-            turn = request.scope.get(TURN_SCOPE_KEY)
-            if turn is not None:
-                turn.weigh(count)
         async with memory.admission.expensive(tenant, count):
             yield

@@ -14,13 +14,12 @@ Here every operation takes a *turn* before it runs:
 - a tenant holding at least half its ``burst`` in credit runs up to ``light_slots`` at
   once: it spent little lately, so its operations wait on the stores, and slowed down
   by others they would otherwise queue behind its own few slots;
-- a tenant's balance is debited with the event loop's CPU time while its operations
-  held their turns (split among the turns running at the time, by weight: an operation
-  with four searches runs four at once), with the CPU time of the threads its
-  operations handed work to (``cputime``: charged to the operation that asked, not
-  split), and with ``overhead`` for the work before a turn is asked (HTTP parsing, the
-  key, the body). It is refilled at the tenant's rate, and its debt is capped at what
-  the tenant repays in half of ``max_wait``;
+- a tenant's balance is debited with the CPU time its requests spend, as they spend it:
+  on the event loop (from the moment its key is known, waiting and refusals included)
+  and in the threads they hand work to (``cputime``: measured where it runs, so one
+  tenant is never charged for another's work), plus ``overhead`` per operation for
+  what runs before its key is known (HTTP parsing). It is refilled at the tenant's
+  rate, and its debt is capped at what the tenant repays in half of ``max_wait``;
 - a tenant alone is not slowed: it may use every slot (its balance still counts, so a
   tenant that had the process to itself yields at once when another arrives);
 - a tenant whose operation cannot start waits in its own queue (waiting costs no CPU),
@@ -38,8 +37,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
 from ..cputime import metered
@@ -73,74 +72,46 @@ class _Tenant:
     waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
 
 
-class Turn:
-    """A granted turn and the CPU time charged to it so far; ``weigh`` says how many
-    operations it runs at once (known only once its document is parsed)."""
-
-    __slots__ = ("share", "used", "weight")
-
-    def __init__(self, share: FairShare) -> None:
-        self.share = share
-        self.weight = 1
-        self.used = 0.0
-
-    def weigh(self, weight: int) -> None:
-        self.share._account()
-        self.weight = max(1, weight)
-
-    def charge(self, seconds: float) -> None:
-        """CPU time a thread spent for this turn's operation (``cputime.in_thread``)."""
-        self.used += seconds
-
-
 class FairShare:
-    def __init__(
-        self,
-        limits: ShareLimits,
-        clock: Callable[[], float] = time.monotonic,
-        cpu: Callable[[], float] = time.thread_time,
-    ) -> None:
+    def __init__(self, limits: ShareLimits, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
         self.clock = clock
-        self.cpu = cpu
         self.running = 0
         self._tenants: dict[str, _Tenant] = {}
-        self._turns: set[Turn] = set()
-        self._cpu_mark = cpu()
+        self._active = 1
         self._timer: asyncio.TimerHandle | None = None
         self._pruned = 0.0
 
+    @contextmanager
+    def metered(self, tenant: str) -> Iterator[None]:
+        """Charge the CPU time of what runs inside (on the loop, when its tasks are
+        metered: ``cputime.meter_tasks``; and in threads) to ``tenant``."""
+        with metered(lambda seconds: self._charge(tenant, seconds)):
+            yield
+
     @asynccontextmanager
-    async def turn(self, tenant: str) -> AsyncIterator[Turn]:
+    async def turn(self, tenant: str) -> AsyncIterator[None]:
         now = self.clock()
         state = self._tenant(tenant, now)
         if state.waiting or not self._may_start(state, now):
             await self._wait(state, now)
         else:
             self._start(state)
-        granted = Turn(self)
-        self._account()
-        self._turns.add(granted)
         try:
-            with metered(granted.charge):
-                yield granted
+            yield
         finally:
-            self._account()
-            self._turns.discard(granted)
-            self._finish(state, granted.used)
+            self._finish(state)
 
-    def _account(self) -> None:
-        """Share the event loop's CPU time since the last event among the running turns,
-        by weight: a turn is charged with what ran on the loop while it did, split with
-        whatever else ran there (``cpu`` is the loop thread's clock: every method here
-        runs on the loop)."""
-        now = self.cpu()
-        spent, self._cpu_mark = now - self._cpu_mark, now
-        if spent <= 0 or not self._turns:
-            return
-        total = sum(t.weight for t in self._turns)
-        for t in self._turns:
-            t.used += spent * t.weight / total
+    def _charge(self, tenant: str, seconds: float) -> None:
+        now = self.clock()
+        state = self._tenants.get(tenant) or self._tenant(tenant, now)
+        self._refill(state, now, self._active)
+        state.balance = max(self._floor(self._active), state.balance - seconds)
+
+    def _floor(self, active: int) -> float:
+        """The deepest debt: what the tenant repays in half the longest wait. One slow
+        operation delays its tenant's next one, but never past a refusal."""
+        return -self._rate(active) * self.limits.max_wait / 2
 
     def active(self, now: float | None = None) -> int:
         now = self.clock() if now is None else now
@@ -181,7 +152,7 @@ class FairShare:
     def _may_start(self, state: _Tenant, now: float) -> bool:
         if self.running >= self.limits.slots:
             return False
-        active = self.active(now)
+        active = self._active = self.active(now)
         if active <= 1:
             return True
         self._refill(state, now, active)
@@ -195,16 +166,13 @@ class FairShare:
         state.running += 1
         self.running += 1
 
-    def _finish(self, state: _Tenant, held: float) -> None:
+    def _finish(self, state: _Tenant) -> None:
         state.running -= 1
         self.running -= 1
         now = state.seen = self.clock()
         active = self.active(now)
         self._refill(state, now, active)
-        # Debt is capped at what the tenant repays in half the longest wait: one slow
-        # operation delays its tenant's next one, but never past a refusal.
-        floor = -self._rate(active) * self.limits.max_wait / 2
-        state.balance = max(floor, state.balance - held - self.limits.overhead)
+        state.balance = max(self._floor(active), state.balance - self.limits.overhead)
         self._dispatch()
 
     # -- waiting ----------------------------------------------------------------------
@@ -226,7 +194,7 @@ class FairShare:
         except asyncio.CancelledError:
             # The request went away: give back a turn granted in the meantime.
             if waiter.done() and not waiter.cancelled():
-                self._finish(state, 0.0)
+                self._finish(state)
             else:
                 waiter.cancel()
                 if waiter in state.waiting:
@@ -246,7 +214,7 @@ class FairShare:
         """Start waiting operations while slots are free, the tenant with the most credit
         first; if only indebted tenants wait, look again when the first is paid up."""
         now = self.clock()
-        active = self.active(now)
+        active = self._active = self.active(now)
         while self.running < self.limits.slots:
             best: _Tenant | None = None
             for state in self._tenants.values():

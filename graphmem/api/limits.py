@@ -190,16 +190,14 @@ class StreamLifetime:
                 await response(scope, receive, send)
 
 
-#: where FairTurns leaves the granted turn, for the cost check that weighs it
-TURN_SCOPE_KEY = "graphmem.turn"
-
-
 class FairTurns:
     """Every POST takes a turn of its tenant's fair share of the process (``fairshare``)
     after its body is read (a trickling body holds no turn), then counts one unit
     against the tenant's cost per second, shared by every replica (invalid requests
-    count too). Long-lived GET streams and WebSockets take no turn. A refusal is
-    answered when its retry is due, at most ``max_wait`` after the request arrived."""
+    count too). The CPU time of all that runs from here, the wait and a refusal
+    included, is the tenant's (``FairShare.metered``). Long-lived GET streams and
+    WebSockets take no turn. A refusal is answered when its retry is due, at most
+    ``max_wait`` after the request arrived."""
 
     def __init__(self, app: ASGIApp, share: FairShare) -> None:
         self.app = app
@@ -210,15 +208,19 @@ class FairTurns:
         if scope["type"] != "http" or scope.get("method") != "POST" or not tenant:
             await self.app(scope, receive, send)
             return
+        with self.share.metered(tenant):
+            await self._take_turn(tenant, scope, receive, send)
+
+    async def _take_turn(self, tenant: str, scope: Scope, receive: Receive, send: Send) -> None:
         entered = False
         arrived = time.monotonic()
         try:
-            async with self.share.turn(tenant) as turn:
+            async with self.share.turn(tenant):
                 service = getattr(scope["app"].state, "service", None)
                 if service is not None:
                     await service.admission.request(tenant)
                 entered = True
-                await self.app({**scope, TURN_SCOPE_KEY: turn}, receive, send)
+                await self.app(scope, receive, send)
         except RateLimited as exc:
             if entered:
                 raise

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from graphmem.api.fairshare import FairShare, ShareLimits, Turn
-from graphmem.cputime import in_thread
+from graphmem.api.fairshare import FairShare, ShareLimits
+from graphmem.cputime import charge, in_thread, meter_tasks
 from graphmem.errors import RateLimited
 from graphmem.memory.admission import Admission, AdmissionLimits
 from graphmem.metrics import Metrics
@@ -26,27 +26,29 @@ class Clock:
 
 
 class Holder:
-    """Holds a tenant's turn until released."""
+    """Holds a tenant's turn until released, as a request does: metered."""
 
     def __init__(self, share: FairShare, tenant: str) -> None:
         self.share, self.tenant = share, tenant
         self.granted = asyncio.Event()
         self.release = asyncio.Event()
         self.error: BaseException | None = None
-        self.turn: Turn | None = None
+        self.spend = 0.0
         self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
-        try:
-            async with self.share.turn(self.tenant) as turn:
-                self.turn = turn
+        with self.share.metered(self.tenant):
+            try:
+                async with self.share.turn(self.tenant):
+                    self.granted.set()
+                    await self.release.wait()
+                    charge(self.spend)  # CPU time the operation took
+            except RateLimited as exc:
+                self.error = exc
                 self.granted.set()
-                await self.release.wait()
-        except RateLimited as exc:
-            self.error = exc
-            self.granted.set()
 
-    async def done(self) -> None:
+    async def done(self, spend: float = 0.0) -> None:
+        self.spend = spend
         self.release.set()
         await self.task
 
@@ -67,7 +69,7 @@ async def holders(*items: Holder) -> AsyncIterator[None]:
 
 
 async def test_a_tenant_alone_may_use_every_slot() -> None:
-    share = FairShare(ShareLimits(slots=3, tenant_slots=1), Clock(), Clock())
+    share = FairShare(ShareLimits(slots=3, tenant_slots=1), Clock())
     held = [Holder(share, "b") for _ in range(4)]
     async with holders(*held):
         await settle()
@@ -79,7 +81,7 @@ async def test_a_tenant_alone_may_use_every_slot() -> None:
 
 async def test_a_light_tenant_goes_before_a_heavy_tenants_queue() -> None:
     clock = Clock()
-    share = FairShare(ShareLimits(slots=2, tenant_slots=2, max_wait=5), clock, clock)
+    share = FairShare(ShareLimits(slots=2, tenant_slots=2, max_wait=5), clock)
     running = [Holder(share, "b") for _ in range(2)]
     await settle()
     queued = [Holder(share, "b") for _ in range(5)]
@@ -99,13 +101,12 @@ async def test_while_others_are_active_a_tenant_runs_at_most_its_slots() -> None
     otherwise queue behind their own slots)."""
     clock = Clock()
     limits = ShareLimits(slots=8, tenant_slots=2, light_slots=4, max_wait=5, overhead=0.0)
-    share = FairShare(limits, clock, clock)
+    share = FairShare(limits, clock)
     other = Holder(share, "c")
     await settle()
     spender = Holder(share, "b")
     await settle()
-    clock.now += 0.3  # b's turn and c's share 0.3 s of CPU: b is left 0.05 of its 0.2
-    await spender.done()
+    await spender.done(spend=0.15)  # b is left 0.05 of its 0.2
     heavy = [Holder(share, "b") for _ in range(4)]
     light = [Holder(share, "c") for _ in range(4)]
     async with holders(other, *heavy, *light):
@@ -117,13 +118,12 @@ async def test_while_others_are_active_a_tenant_runs_at_most_its_slots() -> None
 async def test_a_tenant_in_debt_waits_for_its_share_then_runs() -> None:
     clock = Clock()
     limits = ShareLimits(slots=8, tenant_slots=2, capacity=1.0, max_wait=1.0, overhead=0.0)
-    share = FairShare(limits, clock, clock)
+    share = FairShare(limits, clock)
     other = Holder(share, "c")
     await settle()
     first = Holder(share, "b")
     await settle()
-    clock.now += 10.0  # b held its turn 10 s: deep in debt, capped at rate * max_wait / 2
-    await first.done()
+    await first.done(spend=10.0)  # deep in debt, capped at rate * max_wait / 2
     late = Holder(share, "b")
     async with holders(other, late):
         await settle()
@@ -137,7 +137,7 @@ async def test_a_tenant_in_debt_waits_for_its_share_then_runs() -> None:
 
 async def test_the_wait_is_bounded_and_the_refusal_says_when_to_retry() -> None:
     clock = Clock()
-    share = FairShare(ShareLimits(slots=1, tenant_slots=1, max_wait=0.05), clock, clock)
+    share = FairShare(ShareLimits(slots=1, tenant_slots=1, max_wait=0.05), clock)
     blocker = Holder(share, "b")
     await settle()
     waiting = Holder(share, "b")
@@ -149,7 +149,7 @@ async def test_the_wait_is_bounded_and_the_refusal_says_when_to_retry() -> None:
 
 
 async def test_a_tenants_queue_is_bounded() -> None:
-    share = FairShare(ShareLimits(slots=1, max_queued=2, max_wait=5), Clock(), Clock())
+    share = FairShare(ShareLimits(slots=1, max_queued=2, max_wait=5), Clock())
     blocker = Holder(share, "b")
     await settle()
     queued = [Holder(share, "b") for _ in range(3)]
@@ -160,7 +160,7 @@ async def test_a_tenants_queue_is_bounded() -> None:
 
 
 async def test_a_cancelled_wait_gives_its_turn_back() -> None:
-    share = FairShare(ShareLimits(slots=1, max_wait=5), Clock(), Clock())
+    share = FairShare(ShareLimits(slots=1, max_wait=5), Clock())
     blocker = Holder(share, "b")
     await settle()
     waiting = Holder(share, "b")
@@ -176,26 +176,13 @@ async def test_a_cancelled_wait_gives_its_turn_back() -> None:
         assert after.granted.is_set() and share.running == 1
 
 
-async def test_cpu_time_is_split_among_running_turns_by_weight() -> None:
-    clock, cpu = Clock(), Clock()
-    limits = ShareLimits(slots=8, capacity=1.0, burst=1.0, max_wait=4.0, overhead=0.0)
-    share = FairShare(limits, clock, cpu)
-    async with share.turn("c"):
-        async with share.turn("b") as turn:
-            turn.weigh(4)  # four searches beside c's one operation
-            cpu.now += 0.5
-        cpu.now += 0.1  # c alone
-    b, c = share._tenants["b"].balance, share._tenants["c"].balance
-    assert b == pytest.approx(1.0 - 0.4)
-    assert c == pytest.approx(1.0 - 0.1 - 0.1)
-
-
 async def test_waiting_costs_nothing_and_wall_time_is_not_charged() -> None:
-    clock, cpu = Clock(), Clock()
-    share = FairShare(ShareLimits(slots=8, burst=1.0, overhead=0.0), clock, cpu)
-    async with share.turn("b"):
-        clock.now += 5.0  # waiting on Neo4j: no CPU
-        cpu.now += 0.01
+    clock = Clock()
+    share = FairShare(ShareLimits(slots=8, burst=1.0, overhead=0.0), clock)
+    with share.metered("b"):
+        async with share.turn("b"):
+            clock.now += 5.0  # waiting on Neo4j: no CPU
+            charge(0.01)
     assert share._tenants["b"].balance == pytest.approx(0.99)
 
 
@@ -205,31 +192,62 @@ def _burn(seconds: float) -> None:
         pass
 
 
-async def test_a_threads_cpu_time_is_charged_to_the_turn_that_asked_for_it() -> None:
+async def test_each_request_is_charged_its_own_steps_on_the_loop() -> None:
+    """Two tenants' requests interleave on the loop; each is charged the loop time of its
+    own steps (and of the tasks it starts), not a split of whatever ran meanwhile."""
+    limits = ShareLimits(slots=8, burst=1.0, max_wait=5, overhead=0.0)
+    share = FairShare(limits, Clock())
+
+    async def child() -> None:
+        await asyncio.sleep(0)
+        _burn(0.03)
+
+    async def request(tenant: str, seconds: float) -> None:
+        with share.metered(tenant):
+            async with share.turn(tenant):
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                    _burn(seconds)
+                await asyncio.gather(child(), child()) if seconds else None
+
+    with meter_tasks():
+        b = asyncio.create_task(request("b", 0.02))
+        c = asyncio.create_task(request("c", 0.0))
+        await asyncio.gather(b, c)
+    spent_b = 1.0 - share._tenants["b"].balance
+    spent_c = 1.0 - share._tenants["c"].balance
+    assert 0.12 <= spent_b < 0.2  # 3 x 0.02 on its own steps, 2 x 0.03 in its tasks
+    assert spent_c < 0.01
+
+
+async def test_a_threads_cpu_time_is_charged_to_the_tenant_that_asked_for_it() -> None:
     """A long token count in a thread is the asking tenant's, not split with whoever
-    else held a turn meanwhile (the loop's own clock stands still here)."""
-    share = FairShare(ShareLimits(slots=8, max_wait=5), Clock(), lambda: 0.0)
+    else held a turn meanwhile."""
+    share = FairShare(ShareLimits(slots=8, burst=1.0, max_wait=5, overhead=0.0), Clock())
     other = Holder(share, "c")
     async with holders(other):
         await asyncio.wait_for(other.granted.wait(), 2)
 
-        async def request() -> Turn:
-            async with share.turn("b") as turn:
-                await in_thread(_burn, 0.05)
-                return turn
+        async def request() -> None:
+            with share.metered("b"):
+                async with share.turn("b"):
+                    await in_thread(_burn, 0.05)
 
-        asking = await asyncio.wait_for(request(), 5)
-        assert asking.used >= 0.045
-        assert other.turn is not None and other.turn.used == 0.0
+        await asyncio.wait_for(request(), 5)
+        assert 1.0 - share._tenants["b"].balance >= 0.045
+        assert share._tenants["c"].balance == 1.0
 
 
-async def test_an_add_charges_the_work_it_causes_later_to_its_turn_only() -> None:
+async def test_an_add_charges_the_work_it_causes_later_to_its_tenant_only() -> None:
     admission = Admission(None, AdmissionLimits(later_seconds_per_kb=0.01), Metrics(), _usage)
-    share = FairShare(ShareLimits(), Clock(), lambda: 0.0)
-    async with share.turn("b") as turn:
-        admission.charge_later(20 * 1024)  # 20 KB of new memories
-    assert turn.used == pytest.approx(0.2)
+    limits = ShareLimits(burst=1.0, capacity=4.0, max_wait=5, overhead=0.0)
+    share = FairShare(limits, Clock())
+    with share.metered("b"):
+        async with share.turn("b"):
+            admission.charge_later(20 * 1024)  # 20 KB of new memories
+    assert share._tenants["b"].balance == pytest.approx(1.0 - 0.2)
     admission.charge_later(20 * 1024)  # outside a request (an import, the worker): nobody's
+    assert share._tenants["b"].balance == pytest.approx(1.0 - 0.2)
 
 
 async def _usage(tenant: str) -> tuple[int, int]:

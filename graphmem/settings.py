@@ -312,8 +312,8 @@ class Settings(BaseSettings):
     fair_max_wait_seconds: float = Field(1.0, gt=0, le=30)
     fair_max_queued: int = Field(64, ge=1)
     #: CPU seconds a KB of new memory costs the enrichment worker and Neo4j after the
-    #: add, charged to the adding tenant's share at the add (off: BENCHMARKS.md says why)
-    fair_later_seconds_per_kb: float = Field(0.0, ge=0)
+    #: add, charged to the adding tenant's share at the add (docs/operations.md)
+    fair_later_seconds_per_kb: float = Field(0.01, ge=0)
     #: per tenant: memories and bytes of content it may store (0: no quota)
     quota_memories: int = Field(0, ge=0)
     quota_bytes: int = Field(0, ge=0)
@@ -355,6 +355,8 @@ class Settings(BaseSettings):
     enrich_workers: int = Field(1, ge=0, le=64)
     #: the workers' CPU priority (nice increment), so the API's requests come first
     enrich_worker_nice: int = Field(10, ge=0, le=19)
+    #: ... and Linux's SCHED_IDLE: the workers run only on CPU time nothing else wants
+    enrich_worker_idle_class: bool = True
     #: a job a worker took and left this long (it died) is taken over by another
     enrich_reclaim_seconds: float = Field(30.0, ge=0.1, le=3600)
     #: seconds of NER one memory may take in a worker's batch; past them it keeps its

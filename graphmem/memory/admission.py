@@ -44,7 +44,7 @@ class AdmissionLimits(BaseModel):
     max_bytes: int = Field(0, ge=0)
     #: seconds of the enrichment worker's and Neo4j's CPU a KB of new memory costs after
     #: the add has answered, charged to the adding tenant's fair share (api/fairshare.py)
-    later_seconds_per_kb: float = Field(0.0, ge=0)
+    later_seconds_per_kb: float = Field(0.01, ge=0)
 
 
 class Admission:

@@ -10,6 +10,7 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .. import waits
 from ..errors import ErrorCode, RateLimited
 from .auth import TENANT_SCOPE_KEY
 from .errors import error_response
@@ -195,9 +196,14 @@ class FairTurns:
     after its body is read (a trickling body holds no turn), then counts one unit
     against the tenant's cost per second, shared by every replica (invalid requests
     count too). The CPU time of all that runs from here, the wait and a refusal
-    included, is the tenant's (``FairShare.metered``). Long-lived GET streams and
+    included, is the tenant's (``FairShare.metered``), and its deliberate waits share
+    one allowance (``waits``). Long-lived GET streams and
     WebSockets take no turn. A refusal is answered when its retry is due, at most
     ``max_wait`` after the request arrived."""
+
+    #: seconds a request may wait in all for work it leaves to others (``waits``: an
+    #: explicit spill giving the enrichment worker time to finish), beside its turn
+    wait_allowance = 1.0
 
     def __init__(self, app: ASGIApp, share: FairShare) -> None:
         self.app = app
@@ -208,7 +214,7 @@ class FairTurns:
         if scope["type"] != "http" or scope.get("method") != "POST" or not tenant:
             await self.app(scope, receive, send)
             return
-        with self.share.metered(tenant):
+        with self.share.metered(tenant), waits.allowance(self.wait_allowance):
             await self._take_turn(tenant, scope, receive, send)
 
     async def _take_turn(self, tenant: str, scope: Scope, receive: Receive, send: Send) -> None:

@@ -98,7 +98,7 @@ class Enrichment:
         is close to done: an explicit spill right after the adds then writes them with
         their vectors and entities, as a spill did before write-behind, instead of leaving
         them to the jobs. A worker far behind (a backlog) is not waited for."""
-        if not await self._delegated():
+        if seconds <= 0 or not await self._delegated():
             return
         deadline = time.monotonic() + seconds
         # the items of now: later adds are not waited for, and each poll asks only for

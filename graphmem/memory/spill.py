@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
+from .. import waits
 from ..errors import BadInput, NotFound, Unavailable
 from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
@@ -119,7 +120,8 @@ class Spiller:
             raise BadInput("count: must be between 1 and 100000", field="count")
         config = await self.sessions.config(tenant, session_id)
         # Before the lock: the worker needs it to take the session's new items.
-        await self.enrichment.caught_up(tenant, session_id, self.enrich_wait_seconds)
+        with waits.budget(self.enrich_wait_seconds) as seconds:
+            await self.enrichment.caught_up(tenant, session_id, seconds)
         async with self.sessions.lock(tenant, session_id):
             if item_ids:
                 chosen = await self.hot.get(tenant, session_id, list(dict.fromkeys(item_ids)))

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from graphmem import waits
 from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
 from graphmem.memory.enrichment import Enrichment
@@ -230,6 +231,39 @@ async def test_a_spill_leaves_embedding_to_a_live_worker_and_its_job_finishes_it
 def dentist(n: int) -> str:
     """One sentence each (a sentence split would add to the embedder's batch)."""
     return f"My dentist appointment number {n} is on Friday at 3pm with Dr Lee"
+
+
+async def test_the_explicit_spills_of_one_request_share_one_wait_for_the_worker(
+    stack: Stack,
+) -> None:
+    """An explicit spill gives a live worker up to ``enrich_wait_seconds`` to finish the
+    session's items; a request running several spills (two aliased mutations) waits that
+    long in all (``waits.allowance``), not once per spill. Outside a request each spill
+    waits its own."""
+    url = await empty_redis_db(stack, 10)
+    service = MemoryBuilder.from_settings(stack.settings(redis_url=url)).build()
+    await service.migrate()
+    assert service.queue is not None
+    try:
+        tenant = new_tenant()
+        service.spills.enrich_wait_seconds = 0.6
+        await service.queue.beat("a-worker-that-never-gets-there")
+
+        async def two_spills() -> float:
+            started = time.monotonic()
+            for session in ("a", "b"):
+                item = await service.ingest.add(tenant, {"session_id": session, "content": "x"})
+                await service.spills.spill(tenant, session, item_ids=[item.id])
+            return time.monotonic() - started
+
+        alone = await two_spills()
+        with waits.allowance(0.6):
+            shared = await two_spills()
+        assert alone >= 1.2  # each spill waited its 0.6 s
+        assert shared < alone - 0.4  # the second spill found the allowance spent
+        assert shared >= 0.6
+    finally:
+        await service.close()
 
 
 async def test_recall_leaves_a_live_workers_backlog_to_it(stack: Stack) -> None:

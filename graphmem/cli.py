@@ -201,7 +201,7 @@ def lower_priority(nice: int, idle_class: bool) -> None:
     niceness counted only against the API, while the group as a whole competed with
     Neo4j's at full weight), and with ``idle_class`` Linux's SCHED_IDLE, under which it
     runs on CPU time nothing else wants and gives way at once when a request's thread
-    wakes (a nice 10 process still delayed 1 wake-up in 10 by about 3 ms)."""
+    wakes (a nice 10 process still delayed 1 wake-up in 100 by about 3 ms)."""
     os.setsid()
     with contextlib.suppress(OSError):
         with open("/proc/self/autogroup", "w") as f:

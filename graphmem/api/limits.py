@@ -197,9 +197,9 @@ class FairTurns:
     against the tenant's cost per second, shared by every replica (invalid requests
     count too). The CPU time of all that runs from here, the wait and a refusal
     included, is the tenant's (``FairShare.metered``), and its deliberate waits share
-    one allowance (``waits``). Long-lived GET streams and
-    WebSockets take no turn. A refusal is answered when its retry is due, at most
-    ``max_wait`` after the request arrived."""
+    one allowance (``waits``). Long-lived GET streams and WebSockets take no turn. A
+    refusal is answered when its retry is due, at most ``max_wait`` after the request
+    arrived."""
 
     #: seconds a request may wait in all for work it leaves to others (``waits``: an
     #: explicit spill giving the enrichment worker time to finish), beside its turn

@@ -331,8 +331,8 @@ async def empty_redis_db(stack: Stack, db: int) -> str:
     maintenance pass visits every tenant in Redis: in a database of their own, they
     neither flush nor spill what other tests left behind. Each such test has its own
     number (1 two API processes, 3 noisy neighbours, 4 and 6 Redis layout and copy, 7
-    faults, 8 poison, 9 tiers and replicas, 10 and 11 visibility, 12 worker faults, 13
-    and 14 the soak bench, 15 the mixed bench).
+    faults, 5 the ingest bench's smoke, 8 poison, 9 tiers and replicas, 10 and 11
+    visibility, 12 worker faults, 13 and 14 the soak bench, 15 the mixed bench).
 
     A Redis Cluster has database 0 only: there the whole cluster is emptied (``./dev
     test`` starts one for the cluster run alone, whose tests run one after another)."""

@@ -97,7 +97,10 @@ def test_fuzz_bench_smoke(tmp_path: Path, stack: Stack) -> None:
 
 
 def test_ingest_bench_smoke(tmp_path: Path, stack: Stack) -> None:
-    result = run_bench("bench.ingest", tmp_path / "i.json", stack, "--workers", "1")
+    # database 5: the bench's default (9) is the tiers and replicas tests'
+    result = run_bench(
+        "bench.ingest", tmp_path / "i.json", stack, "--workers", "1", "--redis-db", "5"
+    )
     assert result["limits"]["embed_items_per_s"] > 0
     (run,) = result["results"]
     assert run["errors"] == 0

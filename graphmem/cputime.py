@@ -145,8 +145,8 @@ def _stepped_task(
 @contextlib.contextmanager
 def meter_tasks(loop: asyncio.AbstractEventLoop | None = None) -> Iterator[None]:
     """Time the steps of every task created on ``loop`` (the running one by default)
-    from here on and charge them to their meters, until the block ends. Costs two reads
-    of the thread's clock per step (about a microsecond)."""
+    from here on and charge them to their meters, until the block ends. Costs about
+    2.5 µs a step (two reads of the thread's clock, a Python frame; BENCHMARKS.md)."""
     loop = loop or asyncio.get_running_loop()
     previous = loop.get_task_factory()
     loop.set_task_factory(_stepped_task)

@@ -208,7 +208,8 @@ async def test_each_request_is_charged_its_own_steps_on_the_loop() -> None:
                 for _ in range(3):
                     await asyncio.sleep(0)
                     _burn(seconds)
-                await asyncio.gather(child(), child()) if seconds else None
+                if seconds:
+                    await asyncio.gather(child(), child())
 
     with meter_tasks():
         b = asyncio.create_task(request("b", 0.02))

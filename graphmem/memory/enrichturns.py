@@ -84,32 +84,43 @@ def next_call(
     cost: Callable[[Piece], float],
     turns: Turns | None = None,
 ) -> tuple[list[Piece], list[Piece]]:
-    """The pieces of the next call and the rest. Item by item, the tenant given the
-    least estimated work so far goes next (ties: the one first in ``pending``); each
-    tenant's items keep their order. So a tenant of short memories gets many of them
-    for one of another tenant's long ones. The call closes at ``items`` items or once
-    its estimated ``cost`` reaches ``seconds``, and takes at least one item."""
+    """The pieces of the next call and the rest. Item by item, the tenant that will have
+    been given the least estimated work once its next item is done goes next (ties: the
+    one first in ``pending``); each tenant's items keep their order. So a tenant of short
+    memories gets many of them for one of another tenant's long ones, and a short memory
+    of a tenant level with another goes before that tenant's long one. The call closes at
+    ``items`` items, once its estimated ``cost`` reaches ``seconds``, or before an item
+    that would take it past ``seconds``: every item of a call waits for the whole call,
+    so a short memory never rides with another tenant's long one (measured: C's memories
+    waited 1 to 2 s in calls beside one of B's 20 KB ones). A call takes at least one
+    item."""
     lines: dict[str, list[int]] = {}
     for n, piece in enumerate(pending):
         lines.setdefault(piece.tenant, []).append(n)
     known = turns.given if turns is not None else {}
     level = min((known[t] for t in lines if t in known), default=0.0)
     given = {t: max(known.get(t, level), level) for t in lines}
-    queue = [(given[t], rank, t) for rank, t in enumerate(lines)]
-    heapq.heapify(queue)
     next_of = dict.fromkeys(lines, 0)
+
+    def turn(rank: int, tenant: str) -> tuple[float, float, int, str]:
+        price = cost(pending[lines[tenant][next_of[tenant]]])
+        return given[tenant] + price, price, rank, tenant
+
+    queue = [turn(rank, t) for rank, t in enumerate(lines)]
+    heapq.heapify(queue)
     taken: list[int] = []
     spent = 0.0
     while queue and not (taken and (len(taken) >= items or spent >= seconds)):
-        _, rank, tenant = heapq.heappop(queue)
-        n = lines[tenant][next_of[tenant]]
+        _, price, rank, tenant = queue[0]
+        if taken and spent + price > seconds + 1e-9:  # (sums of float costs)
+            break
+        heapq.heappop(queue)
+        taken.append(lines[tenant][next_of[tenant]])
         next_of[tenant] += 1
-        taken.append(n)
-        price = cost(pending[n])
         spent += price
         given[tenant] += price
         if next_of[tenant] < len(lines[tenant]):
-            heapq.heappush(queue, (given[tenant], rank, tenant))
+            heapq.heappush(queue, turn(rank, tenant))
     chosen = set(taken)
     chunk = [pending[n] for n in sorted(chosen)]
     rest = [p for n, p in enumerate(pending) if n not in chosen]

@@ -24,9 +24,10 @@ No tenant holds up the others:
   before the stream is read again, and a tenant has at most ``tenant_held`` items
   admitted at once; its other jobs wait, read but not admitted (ids only), so a backlog
   never keeps another tenant's job from being read and admitted;
-- each embedding or NER call is about ``call_seconds`` of estimated work, and the
-  tenant given the least estimated work so far takes the next item (``enrichturns.py``):
-  a new memory waits for about one call of each, whatever is queued ahead of it;
+- each embedding or NER call is at most ``call_seconds`` of estimated work (a dearer
+  item goes alone), and the tenant that will have been given the least estimated work
+  once its next item is done takes it (``enrichturns.py``): a new memory waits for the
+  call under way, whatever is queued ahead of it, and never rides in a long one;
 - NER gives each memory ``item_seconds`` at most: past it, the memory keeps its vector
   and the entities of the part read in time.
 

@@ -56,11 +56,12 @@ def test_a_tenants_long_memories_leave_room_for_another_tenants_new_one() -> Non
     turns = Turns()
     first, rest = next_call(pending, 256, 0.3, rate.estimate, turns)
     # before: the whole call of 256 long memories (minutes of NER) went ahead of it; now
-    # one of them, and the new memory is in the next call
-    assert entries(first) == ["big-0"]
+    # it goes first, alone (both tenants level, it is done sooner), and the long ones
+    # follow one a call
+    assert entries(first) == ["small-0"]
     second, rest = next_call(rest, 256, 0.3, rate.estimate, turns)
-    assert entries(second) == ["big-1", "small-0"]
-    assert entries(rest) == entries(backlog[2:])  # each tenant's items keep their order
+    assert entries(second) == ["big-0"]
+    assert entries(rest) == entries(backlog[1:])  # each tenant's items keep their order
 
 
 def test_the_tenant_given_least_work_goes_next() -> None:
@@ -86,10 +87,22 @@ def test_short_memories_get_as_much_work_as_another_tenants_long_ones() -> None:
     cost = CostRate(5e-5).estimate  # about 1 s a long memory, 12 ms a short one
     turns = Turns()
     first, rest = next_call([*long, *short], 256, 0.3, cost, turns)
-    assert entries(first) == ["big-0"]
+    assert entries(first) == entries(short)  # all of them, then big's turn
     second, rest = next_call(rest, 256, 0.3, cost, turns)
-    assert entries(second) == ["big-1", *entries(short)]  # all of them, then big's turn
-    assert entries(rest) == entries(long[2:])
+    assert entries(second) == ["big-0"]
+    third, rest = next_call([*rest, piece("small", 20, chars=40)], 256, 0.3, cost, turns)
+    assert entries(third) == ["small-20"]  # back level with big, and done sooner
+    assert entries(rest) == entries(long[1:])
+
+
+def test_a_short_memory_never_waits_in_a_call_for_another_tenants_long_one() -> None:
+    # issue 29: C's new memories, packed into a call after B's 20 KB one, waited for its
+    # embedding (1 to 2 s) before they were found by meaning
+    cost = CostRate(5e-5).estimate  # about 1 s the long one, 12 ms the short one
+    pending = [piece("small", 0, chars=40), piece("big", 0, chars=20_000)]
+    first, rest = next_call(pending, 256, 0.3, cost, Turns())
+    assert entries(first) == ["small-0"]
+    assert entries(rest) == ["big-0"]  # its own call, next
 
 
 def test_a_tenant_with_nothing_waiting_is_forgotten_by_the_turns() -> None:

@@ -53,26 +53,28 @@ Ordered = list[tuple[Turn, float, float]]  # the same before the items are read
 
 
 class QueryVectors:
-    """Query embeddings by text, the most recent few: an agent repeats its questions, and
-    embedding one costs milliseconds of CPU the searches share. Held as float32 arrays
-    (1.5 KB each; a list of Python floats is eight times that)."""
+    """Query embeddings by tenant and text, the most recent few: an agent repeats its
+    questions, and embedding one costs milliseconds of CPU the searches share. Kept per
+    tenant, so that how fast a search answers never tells one tenant what another asked.
+    Held as float32 arrays (1.5 KB each; a list of Python floats is eight times that)."""
 
     def __init__(self, embedder: Embedder, size: int = 512) -> None:
         self.embedder = embedder
         self.size = size
-        self._vectors: OrderedDict[str, F32] = OrderedDict()
+        self._vectors: OrderedDict[tuple[str, str], F32] = OrderedDict()
 
     def clear(self) -> None:
         self._vectors.clear()
 
-    async def __call__(self, text: str) -> list[float]:
-        found = self._vectors.get(text)
+    async def __call__(self, tenant: str, text: str) -> list[float]:
+        key = (tenant, text)
+        found = self._vectors.get(key)
         if found is not None:
-            self._vectors.move_to_end(text)
+            self._vectors.move_to_end(key)
             return cast(list[float], found.tolist())
         (vector,) = await in_thread(self.embedder.embed, [text])
         found = np.asarray(vector, dtype=np.float32)
-        self._vectors[text] = found
+        self._vectors[key] = found
         if len(self._vectors) > self.size:
             self._vectors.popitem(last=False)
         return cast(list[float], found.tolist())
@@ -203,7 +205,7 @@ class Ranker:
         # a probe of the graph costs more per candidate than a view (Weights)
         graph_k = max(q.limit, w.graph_vector_candidates) if q.retriever is Retriever.HYBRID else k
         try:
-            query_vector = await self.query_vectors(q.query)
+            query_vector = await self.query_vectors(tenant, q.query)
             view = await view_task if view_task else None
             size = await size_task if size_task else None
             scope = Scope(

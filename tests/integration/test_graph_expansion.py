@@ -106,7 +106,7 @@ async def test_a_view_links_what_the_graph_links(service: Memory, stored: str) -
     seed = hits[0].item.id
     view = await service.ranker.cache.view(stored, None, "u")
     assert view is not None
-    query = np.asarray(await service.ranker.query_vectors(QUESTION), dtype=np.float32)
+    query = np.asarray(await service.ranker.query_vectors(stored, QUESTION), dtype=np.float32)
     scope = Scope(stored, None, "u", list(GRAPH_TIERS), None, query)
     dimension = service.embedder.dimension
     viewed = await from_view(view, scope, None, 0, service.graph.search).linked([seed], 10)

@@ -308,7 +308,7 @@ class Settings(BaseSettings):
     fair_slots: int = Field(8, ge=1)
     fair_tenant_slots: int = Field(2, ge=1)
     fair_light_slots: int = Field(4, ge=1)
-    fair_capacity: float = Field(0.5, gt=0)
+    fair_capacity: float = Field(0.65, gt=0)
     fair_max_wait_seconds: float = Field(1.0, gt=0, le=30)
     fair_max_queued: int = Field(64, ge=1)
     #: CPU seconds a KB of new memory costs the enrichment worker and Neo4j after the

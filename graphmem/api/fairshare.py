@@ -52,8 +52,9 @@ class ShareLimits:
     #: a tenant's slots while it holds at least half its ``burst`` in credit
     light_slots: int = 4
     #: CPU seconds per second divided among the active tenants (the event loop is one;
-    #: at half of it, others' operations seldom queue behind the turns)
-    capacity: float = 0.5
+    #: at two thirds of it, others' operations seldom queue behind the turns, and two
+    #: tenants get a third of a core each: a steady client's quarter fits in it)
+    capacity: float = 0.65
     max_wait: float = 1.0
     max_queued: int = 64
     active_window: float = 2.0

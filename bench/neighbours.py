@@ -4,13 +4,15 @@ Starts a real ``graphmem serve`` (the API and its enrichment worker, 127.0.0.1 o
 two tenants, B and C, each with its own key, on a Redis database of the run's own
 (``--redis-db``, default 14, emptied before and after).
 
-Tenant C runs a steady paced mix the whole run: open-loop clients (each request is due on
-a schedule, whatever the ones before it are doing; at most four in flight per operation)
-sending about 2 ``addMemory``, 2 ``search``, 1 ``recall`` and 2 ``hot`` a second, each
-latency counted from when its request was due. C behaves like a normal client: a refusal
-(``RATE_LIMITED``) is retried after its ``retryAfterMs``, and counted as a failure. Every
-memory C adds is then searched for by meaning (its own text, ``retriever: VECTOR``) until
-a search returns it: the delay from its acknowledgement is its "searchable after".
+Tenant C first fills each of its sessions past its hot budget (``C_PREFILL`` memories,
+enriched before anything is measured), then runs a steady paced mix: open-loop clients
+(each request is due on a schedule, whatever the ones before it are doing; at most four
+in flight per operation) sending about 2 ``addMemory``, 2 ``search``, 1 ``recall`` and 2
+``hot`` a second, each latency counted from when its request was due. C behaves like a
+normal client: a refusal (``RATE_LIMITED``) is retried after its ``retryAfterMs``, and
+counted as a failure. Every memory C adds is then searched for by meaning (its own text,
+``retriever: VECTOR``) until a search returns it: the delay from its acknowledgement is
+its "searchable after".
 
 After a baseline with C alone, tenant B sends each attack in turn, from a process of its
 own (its client does not share C's event loop), for ``--attack-seconds`` each (at most
@@ -110,6 +112,13 @@ C_IN_FLIGHT = 4
 C_RETRIES = 3
 C_SESSIONS = 4
 C_USER = "c-user"
+#: memories added to each of C's sessions before anything is measured: more than a
+#: session's hot budget (4,000 tokens, about 200 of C's memories) holds, so its hot tiers
+#: are full and spilling from the baseline on. Started empty, they filled during the
+#: run, and `hot` (which returns them) doubled its latency with nobody attacking: the
+#: baseline must see the state the attacks see.
+C_PREFILL = 250
+PREFILL_BATCH = 50
 #: C's memories being searched for at once (past that an add is counted as unprobed)
 #: the probes' searches go one at a time (C has two slots of its own while B is active:
 #: a stalled worker must not turn C's probes into a load on C itself)
@@ -148,6 +157,7 @@ FIND = (
 REGISTER = "mutation($n: String!, $s: JSON!) { registerRecordSchema(name: $n, schema: $s) }"
 ADD_RECORD = "mutation($n: String!, $d: JSON!) { addRecord(schema: $n, data: $d) { id } }"
 ENRICHMENT = "{ enrichment { waiting parked } }"
+ADD_MANY = "mutation($i: [AddMemoryInput!]!) { addMemories(inputs: $i) { id } }"
 
 
 def codes_in(body: Any) -> list[str]:
@@ -310,6 +320,30 @@ class TenantC:
 
     async def _op(self, op: str, query: str, variables: dict[str, Any]) -> None:
         await self.timed(op, query, variables)
+
+    async def prefill(self, per_session: int, seconds: float = 300.0) -> int:
+        """Fill C's sessions (``per_session`` memories each, in batches) and wait until the
+        worker has enriched them all; returns how many were added."""
+        added = 0
+        for n in range(C_SESSIONS):
+            left = per_session
+            while left > 0:
+                batch = [
+                    {"sessionId": f"c-s{n}", "userId": C_USER, "content": c_sentence(self.rng)}
+                    for _ in range(min(PREFILL_BATCH, left))
+                ]
+                data = await self.post("prefill", ADD_MANY, {"i": batch})
+                if not data or not data.get("addMemories"):
+                    raise RuntimeError(f"C's prefill was refused: {self.problems[-3:]}")
+                added += len(data["addMemories"])
+                left -= len(batch)
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            data = await self.post("prefill", ENRICHMENT, {})
+            if ((data or {}).get("enrichment") or {}).get("waiting") == 0:
+                return added
+            await asyncio.sleep(1)
+        raise RuntimeError("the enrichment worker did not finish C's prefill")
 
     async def wait_enrichment_ready(self, seconds: float = 180.0) -> float:
         """The worker loads its models after the API is ready: until a first memory is
@@ -565,6 +599,8 @@ class Options:
     settle: float
     attacks: tuple[str, ...]
     max_requests: int
+    #: memories C adds to each of its sessions before the baseline (see ``prefill``)
+    prefill: int = C_PREFILL
 
 
 @dataclass
@@ -676,10 +712,9 @@ async def neighbours(
     assert server.proc is not None
     sampler = Sampler(server.proc.pid)
     try:
-        # memories for C's searches and recalls to rank
-        await asyncio.gather(*(c.add(probe=False) for _ in range(40)))
-        c.samples.clear()
         ready_s = await c.wait_enrichment_ready()
+        prefilled = await c.prefill(options.prefill)
+        c.samples.clear()
         stop = asyncio.Event()
         background: list[asyncio.Task[None]] = [
             asyncio.create_task(w) for w in (*c.mix(stop), sampler.run(stop))
@@ -706,6 +741,7 @@ async def neighbours(
     finally:
         await c.close()
     return judge(c, sampler, base, windows, attacks_end, settled, t0, options) | {
+        "c_prefilled": prefilled,
         "enrichment_ready_s": round(ready_s, 1),
         "enrichment_at_end": backlog,
     }
@@ -1090,7 +1126,10 @@ def report(r: dict[str, Any]) -> str:
     return f"""## Neighbours: one tenant's attacks against another tenant's latency
 
 `bench/neighbours.py --redis-db {r["redis_db"]}{sets}`: one `graphmem serve` (API and one \
-enrichment worker) on loopback with tenants B and C. C runs a paced open-loop mix the whole run
+enrichment worker) on loopback with tenants B and C. C first fills each of its \
+{C_SESSIONS} sessions with {r.get("c_prefilled", 0) // C_SESSIONS} memories (past their hot \
+budget, so its hot tiers are full from the baseline on), then runs a paced open-loop mix the \
+whole run
 ({rates} a second; latency from when each request was due; a refusal retried after its
 `retryAfterMs`) and searches for each memory it adds by meaning (`retriever: VECTOR`) until
 found. After a {base["seconds"]:g} s baseline, B sends each attack (in the order below) for {
@@ -1195,7 +1234,7 @@ def main() -> int:
         return 0
     attacks = tuple(args.only) if args.only else ATTACKS
     if args.quick:
-        options = Options(1.0, 3.0, 2.5, 0.5, 2.0, attacks, args.max_requests)
+        options = Options(1.0, 3.0, 2.5, 0.5, 2.0, attacks, args.max_requests, prefill=10)
     else:
         options = Options(
             5.0,

@@ -142,7 +142,9 @@ def test_neighbours_bench_smoke(tmp_path: Path, stack: Stack) -> None:
         assert attack["b_5xx_or_internal"] == 0, (name, attack["b"]["outcomes"])
         assert attack["c_5xx_or_internal"] == 0, (name, attack["c_problems"])
     assert result["five_xx_or_internal"] == 0 and result["verdicts"]["no_5xx_or_internal"]
-    # the write-to-read probes ran: C's adds were searched for by meaning
+    # C's sessions were filled (and enriched) before the baseline; the probes ran: C's
+    # adds were searched for by meaning
+    assert result["c_prefilled"] > 0
     assert result["baseline"]["findable"]["found"] > 0
     tokenizer = result["attacks"]["tokenizer"]["findable"]
     assert tokenizer["probes"] + tokenizer["unprobed"] > 0

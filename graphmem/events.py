@@ -22,9 +22,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPubSub
-from redis.exceptions import RedisError
 
 from .models import utcnow
+from .stores.redis.keys import is_redis_failure
 
 log = logging.getLogger("graphmem.events")
 
@@ -55,7 +55,9 @@ class EventBus:
         event = {"kind": kind.value, "at": utcnow().isoformat(), **data}
         try:
             await self._redis.spublish(channel(tenant), json.dumps(event, default=str))
-        except (RedisError, OSError):
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
             log.warning("could not publish %s event for %s", kind.value, tenant)
 
     async def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:

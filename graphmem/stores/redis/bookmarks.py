@@ -27,7 +27,8 @@ from typing import cast
 from neo4j import AsyncGraphDatabase, Bookmarks
 from neo4j.api import AsyncBookmarkManager
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
+
+from .keys import is_redis_failure
 
 log = logging.getLogger("graphmem.stores")
 
@@ -60,7 +61,9 @@ class SharedBookmarks:
     async def held(self) -> Bookmarks:
         try:
             raw = await cast(Awaitable[list[str]], self._redis.zrange(KEY, -self.keep, -1))
-        except (RedisError, OSError) as exc:
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
             self._warn(exc)
             return Bookmarks.from_raw_values(())
         return Bookmarks.from_raw_values(raw)
@@ -72,7 +75,9 @@ class SharedBookmarks:
         try:
             await self._add(keys=[KEY], args=[time.time(), self.keep, *values])
             self._last = values
-        except (RedisError, OSError) as exc:
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
             self._warn(exc)
 
     def _warn(self, exc: Exception) -> None:

@@ -18,10 +18,11 @@ from typing import Any
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import MovedError, TryAgainError
+from redis.exceptions import MovedError, RedisError, TryAgainError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...errors import Unavailable
+from .keys import is_redis_failure
 
 #: how often a write is tried while a failover moves its slot to another master
 _ATTEMPTS = 8
@@ -49,8 +50,16 @@ class ReplicaWait:
                     pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
                     *results, acked = await pipe.execute()
                 break
-            except (MovedError, TryAgainError, RedisConnectionError, RedisTimeoutError, OSError):
-                if attempt == _ATTEMPTS - 1 or not isinstance(self._redis, RedisCluster):
+            except Exception as exc:
+                # a slot that moved, or a connection that dropped (an error Redis answered
+                # otherwise would answer the same again)
+                moved = isinstance(exc, MovedError | TryAgainError)
+                dropped = isinstance(exc, RedisConnectionError | RedisTimeoutError) or (
+                    is_redis_failure(exc) and not isinstance(exc, RedisError)
+                )
+                if not (moved or dropped) or attempt == _ATTEMPTS - 1:
+                    raise
+                if not isinstance(self._redis, RedisCluster):
                     raise
                 # A failover: the cluster's map says which master serves the slot now.
                 await asyncio.sleep(delay)

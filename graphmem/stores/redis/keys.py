@@ -98,16 +98,29 @@ async def call(op: Callable[[], Awaitable[T]]) -> T:
         raise Unavailable("the hot tier (Redis) is unreachable") from exc
     except RedisError as exc:
         raise GraphmemError("hot tier operation failed") from exc
-    except AttributeError as exc:
-        # redis-py's cluster pipeline can write to a connection it is re-establishing
-        # while a failover moves a slot (its writer is None): a dropped connection.
+    except (AttributeError, TypeError) as exc:
         if not _raised_in_redis(exc):
             raise
         raise Unavailable("the hot tier (Redis) is unreachable") from exc
 
 
+def is_redis_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is Redis failing rather than a bug of ours: an error Redis
+    answered, a connection that broke, or redis-py's cluster client tripping over a
+    connection a failover closed under it."""
+    if isinstance(exc, RedisError | OSError):
+        return True
+    return isinstance(exc, AttributeError | TypeError) and _raised_in_redis(exc)
+
+
 def _raised_in_redis(exc: BaseException) -> bool:
+    # redis-py's cluster client can write to a connection that a failover's new slot map
+    # closed meanwhile (its writer is None, or its transport's callbacks are): the
+    # AttributeError or TypeError comes from within redis-py (or from asyncio's
+    # transport under it) and means a dropped connection.
     tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis."):
+            return True
         tb = tb.tb_next
-    return tb is not None and str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis.")
+    return False

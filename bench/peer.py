@@ -13,8 +13,10 @@
 
 Same embedding model as graphmem (all-MiniLM-L6-v2 int8 ONNX, graphmem's tokenizer;
 checked vector for vector against ``MiniLMInt8Embedder`` each run), no hosted calls, no
-weights downloaded. The peer runs in its own virtualenv (``.graphmem/peer-venv``, created
-on demand with pip) and against its own Neo4j 5.26, the same server build and
+weights downloaded. The peer runs in its own virtualenv (created on demand with pip under
+``$XDG_CACHE_HOME/graphmem``, ``~/.cache/graphmem`` by default, named by a hash of its
+requirements, so a clean clone reuses it and a change of requirements makes another) and
+against its own Neo4j 5.26, the same server build and
 configuration started by graphmem's launcher on free ports with its data under
 ``.graphmem/peer-neo4j`` (fresh each run, stopped at the end); the worker that drives it is
 ``bench/peer_worker.py``. graphmem's figures come from ``bench/results/locomo.json`` and
@@ -26,6 +28,7 @@ configuration started by graphmem's launcher on free ports with its data under
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -69,7 +72,11 @@ REQUIREMENTS = [
     "numpy>=1.26",
     "tqdm>=4.66",
 ]
-VENV = ROOT / ".graphmem" / "peer-venv"
+VENV = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "graphmem"
+    / f"peer-venv-{hashlib.sha256(''.join(REQUIREMENTS).encode()).hexdigest()[:12]}"
+)
 HOME = ROOT / ".graphmem" / "peer-neo4j"
 WORKER = ROOT / "bench" / "peer_worker.py"
 PASSWORD = "peer-bench"
@@ -498,7 +505,7 @@ stopped at the end. Its labels (`Message`, `Entity`, `Conversation`, ...), const
 vector indexes would otherwise share a database with graphmem's, and its wipes between
 conversations would touch graphmem's data; one server per system also keeps each one's
 Lucene and vector indexes to its own data. It runs in its own virtualenv
-(`.graphmem/peer-venv`, Python {versions["python"]}, its own pins) so its dependencies
+(`~/.cache/graphmem/peer-venv-*`, Python {versions["python"]}, its own pins) so its dependencies
 never meet graphmem's."""
 
 

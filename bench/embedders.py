@@ -265,17 +265,18 @@ class BeforeInt8Embedder:
 
         inner = MiniLMInt8Embedder(threads=2, spinning=True)
         self.name, self.dimension, self._inner = inner.name, inner.dimension, inner
+        self.query_prefix = inner.query_prefix
         self._tok = inner._tok
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from graphmem.enrich.embed import _mean_pool_normalise, _pad
+        from graphmem.enrich.embed import _pad, mean_pool_normalise
 
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self._inner.batch_size):
             idx = order[start : start + self._inner.batch_size]
             ids, mask = _pad(self._tok.encode_batch([texts[i] for i in idx]))
-            out[idx] = _mean_pool_normalise(self._inner._hidden(ids, mask), mask)
+            out[idx] = mean_pool_normalise(self._inner._hidden(ids, mask), mask)
         return out
 
 

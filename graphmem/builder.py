@@ -19,6 +19,7 @@ is wrong.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Self
 
 from .cypher import library
@@ -61,10 +62,12 @@ from .stores.redis.working import RedisWorkingStore
 
 
 @lru_cache(maxsize=4)
-def shared_embedder(name: str, threads: int, *, arena: bool = True) -> Embedder:
+def shared_embedder(
+    name: str, threads: int, *, arena: bool = True, models_dir: Path | None = None
+) -> Embedder:
     """One embedder per process and configuration: a model session holds ~100 MB and is
     safe to call from several threads, so services built from settings share it."""
-    return make_embedder(name, threads, arena=arena)
+    return make_embedder(name, threads, arena=arena, models_dir=models_dir)
 
 
 class MemoryBuilder:
@@ -304,11 +307,17 @@ class MemoryBuilder:
             settings.embedder,
             settings.embed_threads,
             arena=settings.embed_arena(batches=enriches or not settings.write_behind),
+            models_dir=settings.models_dir,
         )
         threads = settings.query_embed_threads
         query_embedder = (
-            shared_embedder(settings.embedder, threads, arena=settings.embed_arena(batches=False))
-            if settings.embedder == "minilm-int8" and threads and threads != settings.embed_threads
+            shared_embedder(
+                settings.embedder,
+                threads,
+                arena=settings.embed_arena(batches=False),
+                models_dir=settings.models_dir,
+            )
+            if settings.embedder != "minilm-fp32" and threads and threads != settings.embed_threads
             else None
         )
         conversation = RedisConversationStore(hot.client, settings.memory.short_term_max_messages)

@@ -2,6 +2,7 @@
 
 graphmem services up|down|status   the local Neo4j + Redis stack
 graphmem services install          only resolve what `services up` runs (Java, jars, Redis)
+                                   and the embedding models that come as jars
 graphmem ide-assets                fetch the GraphQL IDE's files (GraphiQL, React) with npm
 graphmem doctor                    check Java, Maven, Neo4j, Redis, the models and the keys
 graphmem migrate                   apply cypher/schema to Neo4j; move Redis keys an older
@@ -36,17 +37,21 @@ from .settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from .client import Graphmem
+    from .enrich.jarmodels import JarModel
 
 
 def _services(settings: Settings, action: str, as_json: bool, redis_cluster: bool = False) -> int:
     from .api.auth import api_keys
     from .devstack import LocalStack
+    from .devstack.models import install as install_model
 
     stack = LocalStack(settings, redis_cluster=redis_cluster or settings.redis_cluster)
     if action == "install":
         stack.neo4j.java()
         print("neo4j jars in", stack.neo4j.resolve())
         print("redis-server at", stack.redis.binary())
+        for model in _jar_models(settings):
+            print(f"{model.name} model in", install_model(model, settings.models_dir))
         return 0
     if action == "up":
         started = time.monotonic()
@@ -84,6 +89,15 @@ def _services(settings: Settings, action: str, as_json: bool, redis_cluster: boo
                 )
         return 0 if all(r["running"] for r in report) else 3
     return 0
+
+
+def _jar_models(settings: Settings) -> list[JarModel]:
+    """The models `services install` unpacks: bge-small int8 always (the benchmarks
+    compare it), and the configured embedder's when it comes as a jar."""
+    from .enrich.jarmodels import JAR_MODELS
+
+    names = dict.fromkeys(["bge-small-int8", settings.embedder])
+    return [JAR_MODELS[n] for n in names if n in JAR_MODELS]
 
 
 def _print_keys(settings: Settings, keys: dict[str, str]) -> None:

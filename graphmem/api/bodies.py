@@ -14,6 +14,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .. import jsonscan
 from ..errors import ErrorCode
 from ..memory.inputs import json_problem
 from .errors import error_response
@@ -50,8 +51,12 @@ def decode(data: str | bytes) -> Any:
         raise BadBody("an integer too long to read (graphmem holds 64-bit integers)") from exc
     except RecursionError as exc:  # the C decoder stops at the interpreter's limit
         raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
-    # Numbers are the stores' concern (and a field's): here only what no request may carry.
-    if (problem := json_problem(value, MAX_JSON_DEPTH, numbers=False)) is not None:
+    # Numbers are the stores' concern (and a field's): here only what no request may carry,
+    # read from the body's own text when it cannot hold a bad string.
+    if jsonscan.plain_source(data):
+        if jsonscan.depth(data) > MAX_JSON_DEPTH:
+            raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    elif (problem := json_problem(value, MAX_JSON_DEPTH, numbers=False)) is not None:
         raise BadBody(f"JSON {problem}")
     return value
 

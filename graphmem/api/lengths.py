@@ -23,6 +23,8 @@ from graphql import (
     VariableNode,
 )
 
+from .. import jsonscan
+
 #: characters; names are the GraphQL argument and input-field names
 FIELD_LIMITS: dict[str, int] = {
     # short names and labels
@@ -113,6 +115,12 @@ def _value_too_long(
 
 
 def _json_too_long(value: Any, name: str, default: int) -> tuple[str, int] | None:
+    if isinstance(value, dict) and name in JSON_FIELDS:
+        # A JSON scalar's every key and string has the default limit: when no string in
+        # its text is that long, none of them is (read at C speed, not walked).
+        text = jsonscan.dumped(value)
+        if text is not None and jsonscan.longest_string(text) <= default:
+            return None
     # (value, the argument or field it belongs to, whether inside a JSON scalar)
     stack: list[tuple[Any, str, bool]] = [(value, name, False)]
     while stack:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .. import jsonscan
 from ..errors import BadInput
 from ..models import MemoryItem, MemoryType, Tier, as_utc
 from ..retrieval import Retriever
@@ -93,8 +94,23 @@ def text_problem(value: str) -> str | None:
 
 def json_problem(value: Any, max_depth: int, *, numbers: bool = True) -> str | None:
     """Why a JSON value cannot be stored (too deep, a bad string or key, and with
-    ``numbers`` a number the stores cannot hold), or None. Iterative, so a hostile
-    nesting cannot exhaust the stack."""
+    ``numbers`` a number the stores cannot hold), or None. Read from the value's JSON
+    text at C speed (``jsonscan``); only a value that may hold a problem is walked."""
+    text = jsonscan.dumped(value)
+    if (
+        text is not None
+        and jsonscan.plain_texts(text)
+        and (not numbers or jsonscan.small_numbers(text))
+    ):
+        if jsonscan.depth(text) > max_depth:
+            return f"nested deeper than {max_depth} levels"
+        return None
+    return walked_json_problem(value, max_depth, numbers=numbers)
+
+
+def walked_json_problem(value: Any, max_depth: int, *, numbers: bool = True) -> str | None:
+    """``json_problem`` node by node: the first problem in the order of the walk.
+    Iterative, so a hostile nesting cannot exhaust the stack."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()

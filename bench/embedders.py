@@ -681,7 +681,7 @@ def bge_conclusion(results: dict[str, Any]) -> str:
         f"whole turn here; graphmem's own sentence vectors and fusion are `bench/locomo.py`'s). "
         f"Its int8 export, one text a run, embeds {rate('bge8-t1'):.0f} turns/s on one thread "
         f"against MiniLM int8's {rate('int8-t1'):.0f} ({rate('bge8-t1') / rate('int8-t1'):.2f} "
-        f"times);{batch_text} The fp32 export embeds {rate('bge32-t1'):.0f}/s, peaks at "
+        f"times).{batch_text} The fp32 export embeds {rate('bge32-t1'):.0f}/s, peaks at "
         f"{fp32['rss_peak_mb']:.0f} MB against int8's {bge['rss_peak_mb']:.0f} MB, and agrees "
         f"with it to cosine {agreement['mean']:.4f} on average (min {agreement['min']:.4f}); "
         f"R@10 {fp32['recall']['r10']:.3f}."

@@ -124,8 +124,8 @@ def onnx_session(
     arena: bool = True,
 ) -> tuple[Any, Any]:
     """An onnxruntime session for an embedding model on the CPU, and the run options
-    each of its runs takes. Shared by the ONNX embedders: the choices below were
-    measured on MiniLM int8 and hold for any BERT-sized encoder beside spaCy."""
+    each of its runs takes. Shared by the ONNX embedders; the choices below were
+    measured on MiniLM int8, and bge runs with them unmeasured."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()

@@ -91,8 +91,6 @@ QUICK_CONFIGS = (
     "fp32-t2",
     "bge8-t1",
     "bge32-t1",
-    "int8-t1-all",
-    "int8-t1-b16",
 )
 
 
@@ -476,7 +474,7 @@ def run(quick: bool) -> dict[str, Any]:
             install(JAR_MODELS[model], load_settings().models_dir)
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = Path(tmp) / "texts.json"
-        longs = long_texts(conversations, 16 if quick else 64)
+        longs = long_texts(conversations, 8 if quick else 64)
         texts_file.write_text(
             json.dumps({"turns": turn_texts, "questions": question_texts, "long": longs})
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -498,8 +499,12 @@ async def write_to_read_run(adds: int) -> list[dict[str, Any]]:
     )
     server.start()
     try:
-        # warm-up: the tenant's first writes (fewer in the quick smoke)
-        await write_to_read(server, texts, 5.0, min(5, max(2, adds // 4)))
+        # warm-up: the tenant's first writes (fewer in the quick smoke), not measured. In
+        # two CI runs of 2026-11-27 none of its adds was found within 10 s while the other
+        # lane's first tests ran (cause not found yet: the note); the measured
+        # rounds after it still fail the run when no add is found.
+        with contextlib.suppress(RuntimeError):
+            await write_to_read(server, texts, 5.0, min(5, max(2, adds // 4)))
         return [await write_to_read(server, texts, rate, adds) for rate in (10.0, 50.0)]
     finally:
         server.stop()

@@ -20,13 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import ConfigurationError
-from .embed import BATCH_TOKENS, Vectors, embed_by_length, onnx_session, truncating_tokenizer
+from .embed import (
+    BATCH_TOKENS,
+    Vectors,
+    embed_by_length,
+    onnx_session,
+    run_encoder,
+    truncating_tokenizer,
+)
 from .jarmodels import BGE_QUERY_PREFIX, JAR_MODELS
 
 
@@ -79,8 +85,4 @@ class BgeSmallEmbedder:
         )
 
     def _hidden(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
-        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.zeros_like(ids)
-        (hidden,) = self._session.run(["last_hidden_state"], feeds, self._run_options)
-        return np.asarray(hidden, dtype=np.float32)
+        return run_encoder(self._session, self._input_names, self._run_options, ids, mask)

@@ -108,11 +108,22 @@ class MiniLMInt8Embedder:
         )
 
     def _hidden(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
-        feeds = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.zeros_like(ids)
-        (hidden,) = self._session.run(["last_hidden_state"], feeds, self._run_options)
-        return np.asarray(hidden, dtype=np.float32)
+        return run_encoder(self._session, self._input_names, self._run_options, ids, mask)
+
+
+def run_encoder(
+    session: Any,
+    input_names: set[str],
+    run_options: Any,
+    ids: npt.NDArray[np.int64],
+    mask: npt.NDArray[np.int64],
+) -> Vectors:
+    """A BERT-style ONNX encoder's last hidden state for padded token ids (one segment)."""
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in input_names:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    (hidden,) = session.run(["last_hidden_state"], feeds, run_options)
+    return np.asarray(hidden, dtype=np.float32)
 
 
 def onnx_session(

@@ -215,6 +215,12 @@ async def api(stack: Stack) -> AsyncIterator[Api]:
     keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
     settings = stack.settings(api_keys={k: t for t, k in keys.items()})
     async with running(create_app(settings)) as app:
+        # An explicit spill gives the app's enrichment worker a moment (1 s) to finish the
+        # session's items before it writes them without, leaving entities to the jobs. The
+        # worker shares database 0's queue with every earlier test's leftovers and, in CI,
+        # the machine with the second lane: tests that read entities right after a spill
+        # give it longer (test_visibility covers the short wait itself).
+        app.state.service.spills.enrich_wait_seconds = 30.0
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
             yield Api(client, keys, app)

@@ -149,7 +149,9 @@ async def redis_bytes(service: Memory, hot: int) -> dict[str, Any]:
             vector=list(e.vector), sentences=pack(e.sentences), entities=True
         )
     for session, entries in by_session.items():
-        await service.hot_tier.cache_enrichment(tenant, session, entries)
+        await service.hot_tier.cache_enrichment(
+            tenant, session, entries, model=service.embedder.name
+        )
     await asyncio.sleep(1.5)
     enriched_used, enriched_aof = await used(), await aof()
     n = len(items)

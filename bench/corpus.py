@@ -24,7 +24,7 @@ import numpy as np
 
 from graphmem.enrich.sentences import Embedded, pack
 from graphmem.memory import Memory
-from graphmem.models import MemoryItem, MemoryType, Tier, content_hash
+from graphmem.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, content_hash
 
 VERSION = 2
 SESSIONS_PER_USER = 10
@@ -101,7 +101,7 @@ async def write(
     text_of: list[int] = []
 
     async def flush() -> None:
-        await service.graph.upsert(tenant, rows)
+        await service.graph.upsert(tenant, rows, EmbeddingSpace.of(service.embedder))
         if written is not None:
             await written(items, text_of)
         if progress:

@@ -46,7 +46,7 @@ from bench.report import RESULTS, run_info, save_json, update_section
 from graphmem.builder import MemoryBuilder
 from graphmem.enrich.sentences import embed_memories
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import MemoryItem, tenant_fulltext
+from graphmem.models import EmbeddingSpace, MemoryItem, tenant_fulltext
 from graphmem.retrieval import Retriever
 from graphmem.settings import load_settings
 from graphmem.stores.neo4j.vectorindex import SHARED_INDEX
@@ -108,15 +108,16 @@ async def graph_writes(service: Memory, tenant: str, texts: list[str]) -> dict[s
         return out
 
     batched, single = rows("b"), rows("s")
+    space = EmbeddingSpace.of(service.embedder)
     # A tenant's first write creates its fulltext index (once, ~100 ms): not a write cost.
-    await service.graph.upsert(tenant, rows("w")[:1])
+    await service.graph.upsert(tenant, rows("w")[:1], space)
     started = time.perf_counter()
     for start in range(0, len(batched), 256):
-        await service.graph.upsert(tenant, batched[start : start + 256])
+        await service.graph.upsert(tenant, batched[start : start + 256], space)
     unwind = len(batched) / (time.perf_counter() - started)
     started = time.perf_counter()
     for row in single:
-        await service.graph.upsert(tenant, [row])
+        await service.graph.upsert(tenant, [row], space)
     per_item = len(single) / (time.perf_counter() - started)
     return {
         "unwind_rows_per_s": round(unwind, 1),

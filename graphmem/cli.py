@@ -10,6 +10,8 @@ graphmem migrate                   apply cypher/schema to Neo4j; move Redis keys
 graphmem serve [--services]        the API (applies the migration first) and its
                                    enrichment workers
 graphmem worker [--drain]          one enrichment worker (write-behind into the graph)
+graphmem reembed --tenant T|--all  move tenants' vectors to GRAPHMEM_EMBEDDER's model,
+                                   online and resumably
 graphmem schema                    print the GraphQL SDL
 graphmem key                       print the local development API key
 graphmem import FILE               add memories from JSONL, LoCoMo or OpenAI-chat files (resumable)
@@ -122,6 +124,54 @@ async def _migrate(settings: Settings) -> list[str]:
         await service.close()
 
 
+async def _reembed(settings: Settings, tenants: list[str], every: bool) -> int:
+    from .builder import MemoryBuilder
+    from .memory.reembed import Reembed
+
+    service = MemoryBuilder.from_settings(settings, enriches=True).build()
+    try:
+        await service.migrate()
+        if every:
+            tenants = sorted(set(await service.graph.tenants()))
+        reembed = Reembed(service.graph.spaces, service.embedder, service.changes)
+        for tenant in tenants:
+            bar = ProgressBar(f"{tenant}: {reembed.space.model}")
+            report = await reembed.tenant(tenant, bar)
+            bar.close()
+            print(
+                f"{tenant}: {report.memories} memories hold {report.model}'s vectors "
+                f"({report.embedded} embedded in this run, {report.swapped} swapped; "
+                f"{report.tasks} tasks and episodes)"
+            )
+    finally:
+        await service.close()
+    return 0
+
+
+class ProgressBar:
+    """A bar on stderr, redrawn in place on a terminal and printed every tenth of the way
+    otherwise (a log file gets ten lines, not ten thousand)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        share = done / total if total else 1.0
+        if self.tty:
+            filled = int(30 * share)
+            line = f"\r{self.label} [{'#' * filled}{' ' * (30 - filled)}] {done}/{total}"
+            print(line, end="", file=sys.stderr, flush=True)
+        elif int(10 * share) > self.shown:
+            self.shown = int(10 * share)
+            print(f"{self.label}: {done}/{total} memories", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
 async def _redis_copy(settings: Settings, to: str, cluster: bool) -> int:
     from .stores.redis.client import connect
     from .stores.redis.layout import copy
@@ -203,6 +253,8 @@ async def _worker(settings: Settings, drain: bool, parked: bool = False) -> int:
             loop.add_signal_handler(sig, stop.set)
         log = logging.getLogger("graphmem.worker")
         log.info("enrichment worker %s started", service.worker.name)
+        if line := await service.spaces.report():
+            log.warning(line)
         await service.worker.run(stop)
     finally:
         await service.close()
@@ -422,6 +474,12 @@ def main(argv: list[str] | None = None) -> int:
         "--parked", action="store_true", help="print the parked jobs (JSON lines) and exit"
     )
     sub.add_parser("maintain", help="run one maintenance pass")
+    reembed = sub.add_parser(
+        "reembed", help="move tenants' vectors to GRAPHMEM_EMBEDDER's model (online, resumable)"
+    )
+    which = reembed.add_mutually_exclusive_group(required=True)
+    which.add_argument("--tenant", action="append", default=[], help="a tenant (repeatable)")
+    which.add_argument("--all", action="store_true", help="every tenant of the graph")
     copy = sub.add_parser(
         "redis-copy",
         help="copy graphmem's Redis keys from REDIS_URL to another Redis or a Redis Cluster",
@@ -496,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_redis_copy(settings, args.to, args.cluster))
         if args.command == "maintain":
             return asyncio.run(_maintain(settings))
+        if args.command == "reembed":
+            return asyncio.run(_reembed(settings, args.tenant, args.all))
         if args.command == "mcp":
             return asyncio.run(_mcp_stdio(settings, args.key))
         if args.command == "serve":

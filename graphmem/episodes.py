@@ -13,7 +13,7 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cputime import in_thread
 from .enrich.embed import Embedder, embed_queries
@@ -43,6 +43,9 @@ from .stores.models import (
     Transfer,
 )
 from .working import WorkingMemory
+
+if TYPE_CHECKING:
+    from .memory.spaces import TenantSpaces
 
 __all__ = [
     "SIGNATURE_BOOST",
@@ -74,6 +77,8 @@ class EpisodicMemory:
         self.working: WorkingMemory | None = None
         #: tasks, steps, hand-overs, episodes and reflections are items of the quota
         self.quota: Quota = UNLIMITED
+        #: which model's vectors each tenant holds (the Memory facade connects it)
+        self.spaces: TenantSpaces | None = None
 
     async def _embed(self, text: str) -> list[float]:
         (vector,) = await in_thread(self.embedder.embed, [text])
@@ -94,7 +99,13 @@ class EpisodicMemory:
         task_id = task_id or f"task_{uuid.uuid4().hex}"
         async with charged(self.quota, tenant, 1, text_bytes(description)):
             return await self.store.create_task(
-                tenant, task_id, description, owner, await self._embed(description), utcnow()
+                tenant,
+                task_id,
+                description,
+                owner,
+                await self._embed(description),
+                utcnow(),
+                self.embedder.name,
             )
 
     async def add_step(
@@ -261,6 +272,7 @@ class EpisodicMemory:
                 "createdAt": task.created_at or utcnow(),
                 "completedAt": task.completed_at,
                 "embedding": vectors[0].tolist(),
+                "model": self.embedder.name,
                 "steps": steps,
                 "links": [[a["id"], b["id"]] for a, b in pairwise(steps)],
                 "transfers": [
@@ -364,6 +376,7 @@ class EpisodicMemory:
                     "mappings": json.dumps(mappings or {}),
                     "now": utcnow(),
                     "embedding": await self._embed(text),
+                    "model": self.embedder.name,
                 },
             )
         assert episode is not None  # the task exists: it was found or created above
@@ -376,6 +389,8 @@ class EpisodicMemory:
             raise BadInput("query: must not be empty", field="query")
         if not 1 <= limit <= 100:
             raise BadInput("limit: must be between 1 and 100", field="limit")
+        if self.spaces is not None:
+            await self.spaces.require(tenant)
         return await self.store.similar(
             tenant, await self._embed_query(query), signature, SIGNATURE_BOOST, limit
         )

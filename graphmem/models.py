@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -14,6 +15,26 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .enrich import lexical
 from .enrich.sentences import speaker
+
+#: the model of every vector written before tenants recorded theirs (the only one then)
+LEGACY_EMBEDDING_MODEL = "all-MiniLM-L6-v2-onnx-int8"
+
+
+@dataclass(frozen=True)
+class EmbeddingSpace:
+    """The model that made a set of vectors, and their dimensions: vectors of two spaces
+    are never compared (docs/recall.md, "One model per tenant")."""
+
+    model: str
+    dimensions: int
+
+    @classmethod
+    def of(cls, embedder: Any) -> EmbeddingSpace:
+        """An embedder's space (``enrich.embed.Embedder``: its name and dimension)."""
+        return cls(str(embedder.name), int(embedder.dimension))
+
+    def params(self) -> dict[str, Any]:
+        return {"model": self.model, "dimensions": self.dimensions}
 
 
 class MemoryType(StrEnum):

@@ -9,6 +9,8 @@ ON CREATE SET t.id = $id, t.description = $description, t.status = $status,
 WITH t, t.id = $id AS created
 CALL (t, created) {
   WITH t, created WHERE created
+  SET t.embeddingModel = $model
+  WITH t
   CALL db.create.setNodeVectorProperty(t, 'embedding', $embedding)
   CALL (t) {
     UNWIND $steps AS s
@@ -33,7 +35,7 @@ CALL (t, created) {
     CREATE (n:Episode {tenant: $tenant, id: e.id, taskId: t.id, description: e.description,
                        outcome: e.outcome, success: e.success, signature: e.signature,
                        lessons: e.lessons, metrics: e.metrics, mappings: e.mappings,
-                       createdAt: e.createdAt})
+                       createdAt: e.createdAt, embeddingModel: $model})
     CREATE (n)-[:OF_TASK]->(t)
     WITH n, e
     CALL db.create.setNodeVectorProperty(n, 'embedding', e.embedding)

@@ -2,7 +2,8 @@
 MATCH (t:Task {tenant: $tenant, id: $taskId})
 CREATE (e:Episode {tenant: $tenant, id: $id, taskId: $taskId, description: $description,
                    outcome: $outcome, success: $success, signature: $signature,
-                   lessons: $lessons, metrics: $metrics, mappings: $mappings, createdAt: $now})
+                   lessons: $lessons, metrics: $metrics, mappings: $mappings, createdAt: $now,
+                   embeddingModel: $model})
 CREATE (e)-[:OF_TASK]->(t)
 WITH e
 CALL db.create.setNodeVectorProperty(e, 'embedding', $embedding)

@@ -5,9 +5,20 @@
 // termBytes holds the hashes of its stems, for BM25 inside a scope (enrich/lexical.py).
 // A row without vectors (left to the enrichment worker, memory/enrichment.py) keeps the
 // node's: the worker may have set them already (memory/set_vectors), or will.
+// Vectors are $model's ($dimensions): a tenant holds one model's vectors, the one its
+// first vectors came from, until `graphmem reembed` moves it to another (reembed/*). A
+// row's vectors from another model than the tenant's are not written (docs/recall.md,
+// "One model per tenant").
 MERGE (t:Tenant {id: $tenant})
-WITH t
+SET t.embeddingModel = coalesce(t.embeddingModel,
+                                CASE WHEN any(it IN $items WHERE it.vectorBytes IS NOT NULL)
+                                     THEN $model END),
+    t.embeddingDimensions = coalesce(t.embeddingDimensions,
+                                     CASE WHEN any(it IN $items WHERE it.vectorBytes IS NOT NULL)
+                                          THEN $dimensions END)
+WITH coalesce(t.embeddingModel = $model, false) AS same
 UNWIND $items AS it
+WITH it, same AND it.vectorBytes IS NOT NULL AS fresh
 MERGE (m:Memory {tenant: $tenant, id: it.id})
 SET m:$($label),
     m.sessionId = it.sessionId,
@@ -27,14 +38,14 @@ SET m:$($label),
     m.termBytes = it.termBytes,
     m.termVersion = it.termVersion,
     m.speaker = it.speaker,
-    m.sentenceVectors = CASE WHEN it.vectorBytes IS NULL THEN m.sentenceVectors
-                             ELSE it.sentenceVectors END,
-    m.vectorBytes = coalesce(it.vectorBytes, m.vectorBytes),
+    m.sentenceVectors = CASE WHEN fresh THEN it.sentenceVectors ELSE m.sentenceVectors END,
+    m.vectorBytes = CASE WHEN fresh THEN it.vectorBytes ELSE m.vectorBytes END,
+    m.embeddingModel = CASE WHEN fresh THEN $model ELSE m.embeddingModel END,
     m.spilledAt = datetime()
-WITH m, it
-CALL (m, it) {
-  WITH m, it
-  WHERE it.embedding IS NOT NULL
+WITH m, it, fresh
+CALL (m, it, fresh) {
+  WITH m, it, fresh
+  WHERE fresh AND it.embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(m, 'embedding', it.embedding)
 }
 MERGE (s:Session {tenant: $tenant, id: it.sessionId})

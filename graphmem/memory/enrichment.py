@@ -59,14 +59,16 @@ class Enrichment:
         worker (at a lower CPU priority) is on its way to them, and embedding its backlog
         in the API process would take the cores from every request, the worker's
         included, at the moment it is furthest behind."""
-        vectors = await self.hot.embeddings(tenant, session_id, [i.id for i in items])
+        vectors = await self.hot.embeddings(
+            tenant, session_id, [i.id for i in items], model=self.embedder.name
+        )
         missing = [i for i in items if i.id not in vectors]
         if len(missing) > self.inline_at_most and await self._delegated():
             missing = sorted(missing, key=lambda i: i.created_at)[-self.inline_at_most :]
         if missing:
             computed = await in_thread(embed_memories, self.embedder, [i.content for i in missing])
             new = {i.id: e.vector for i, e in zip(missing, computed, strict=True)}
-            await self.hot.cache_embeddings(tenant, session_id, new)
+            await self.hot.cache_embeddings(tenant, session_id, new, model=self.embedder.name)
             vectors.update(new)
         return vectors
 
@@ -84,7 +86,9 @@ class Enrichment:
         vectors = {k: e.vector for k, e in done.items()}
         sentences: dict[str, bytes | None] = {k: e.sentences for k, e in done.items()}
         rest = [i for i in items if i.id not in done]
-        vectors |= await self.hot.embeddings(tenant, session_id, [i.id for i in rest])
+        vectors |= await self.hot.embeddings(
+            tenant, session_id, [i.id for i in rest], model=self.embedder.name
+        )
         todo = [i for i in rest if i.id not in vectors or len(split_sentences(i.content)) > 1]
         if todo:
             computed = await in_thread(embed_memories, self.embedder, [i.content for i in todo])
@@ -106,7 +110,7 @@ class Enrichment:
         # what a spill will write: a parked item is passed by (and no worker finishes it)
         missing = [i.id for i in await self.hot.items(tenant, session_id) if i.parked is None]
         while True:
-            done = await self.hot.enrichment(tenant, session_id, missing)
+            done = await self.hot.enrichment(tenant, session_id, missing, model=self.embedder.name)
             missing = [i for i in missing if i not in done]
             if not missing or len(missing) > self.close_to_done or time.monotonic() > deadline:
                 return
@@ -116,12 +120,18 @@ class Enrichment:
         """Everything a spill writes for a batch. Embedding and NER both release the GIL
         (onnxruntime, spaCy), so they run side by side on the machine's cores; what a
         worker already did for an item is taken from its cache instead."""
-        done = await self.hot.enrichment(tenant, session_id, [i.id for i in batch])
+        done = await self.hot.enrichment(
+            tenant, session_id, [i.id for i in batch], model=self.embedder.name
+        )
         # about 15 us an item: a batch of 256 would hold the event loop for 4 ms
         terms = asyncio.ensure_future(
             in_thread(lambda: {i.id: lexical.term_bytes(i.content) for i in batch})
         )
         if await self._delegated():
+            if await self._cached_by_another(tenant, session_id):
+                # vectors again; the entities that worker wrote stay (its NER is the same)
+                vectors, sentences = await self.for_graph(tenant, session_id, batch, {})
+                return Prepared(vectors, sentences, [], [], await terms)
             return Prepared(
                 {k: e.vector for k, e in done.items()},
                 {k: e.sentences for k, e in done.items()},
@@ -142,6 +152,13 @@ class Enrichment:
         else:
             (vectors, sentences), found = await embedding, []
         return Prepared(vectors, sentences, unmentioned, found, await terms)
+
+    async def _cached_by_another(self, tenant: str, session_id: str) -> bool:
+        """Whether the session's items were enriched by a worker of another model (the
+        servers changed model, docs/recall.md, "One model per tenant"): their jobs are
+        done, and no worker would come back to them, so the spill embeds them itself."""
+        cached = await self.hot.cached_model(tenant, session_id)
+        return cached is not None and cached != self.embedder.name
 
     async def _delegated(self) -> bool:
         """Whether a live worker will enrich what this process leaves."""

@@ -15,7 +15,7 @@ from ..episodes import EpisodicMemory
 from ..errors import Unavailable
 from ..events import EventBus, NullBus
 from ..metrics import Metrics
-from ..models import analysis, scope_tokens
+from ..models import EmbeddingSpace, analysis, scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
 from ..retrieval import Weights
 from ..settings import MemoryConfig
@@ -43,6 +43,7 @@ from .removal import Removal
 from .reporting import Reporting
 from .scopecache import ScopeCache
 from .sessions import Sessions
+from .spaces import TenantSpaces
 from .spill import Spiller
 from .worker import EnrichmentWorker
 from .writebehind import WriteBehind
@@ -170,8 +171,19 @@ class Memory:
             graph.search, versions, embedder.dimension, cache_bytes, cache_scope_limit
         )
         self.metrics.search_cache_bytes.set_function(lambda: cache.held_bytes)
+        #: which model's vectors each tenant holds (search refuses to mix two)
+        self.spaces = TenantSpaces(graph.spaces, EmbeddingSpace.of(embedder))
+        if episodes is not None:
+            episodes.spaces = self.spaces
         self.ranker = Ranker(
-            self.inputs, graph, embedder, self.weights, entities, cache, query_embedder
+            self.inputs,
+            graph,
+            embedder,
+            self.weights,
+            entities,
+            cache,
+            query_embedder,
+            self.spaces,
         )
         self.recall = Recall(
             self.ranker,

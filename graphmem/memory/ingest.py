@@ -16,7 +16,7 @@ from ..enrich.tokens import TokenCounter
 from ..errors import BadInput, GraphmemError
 from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
-from ..models import MemoryItem, Tier, content_hash, utcnow
+from ..models import EmbeddingSpace, MemoryItem, Tier, content_hash, utcnow
 from ..policy import MemoryRules
 from ..settings import MemoryConfig
 from ..stores import EnrichmentQueue, GraphStore, HotTier
@@ -164,5 +164,6 @@ class Ingest:
     ) -> None:
         vectors, sentences = await self.spiller.enrichment.for_graph(tenant, session_id, items)
         rows = [i.graph_row(vectors[i.id], sentences.get(i.id)) for i in items]  # stays 'hot'
-        await self.spiller.with_retry(partial(self.graph.upsert, tenant, rows))
+        space = EmbeddingSpace.of(self.spiller.enrichment.embedder)
+        await self.spiller.with_retry(partial(self.graph.upsert, tenant, rows, space))
         await self.spiller.changes.items(tenant, items)

@@ -43,6 +43,7 @@ from .enrichment import discard
 from .inputs import Inputs, RecallQuery
 from .scopecache import ScopeCache
 from .scopeview import F32, Turn
+from .spaces import TenantSpaces
 
 #: how many more than ``limit`` of the leading candidates a graph search reads as items
 #: beside their neighbours (fewer: more searches need a read of their own; more: bytes)
@@ -90,8 +91,10 @@ class Ranker:
         entities: EntityMemory | None = None,
         cache: ScopeCache | None = None,
         query_embedder: Embedder | None = None,
+        spaces: TenantSpaces | None = None,
     ) -> None:
         self.inputs = inputs
+        self.spaces = spaces
         self.graph = graph
         self.embedder = embedder
         self.weights = weights
@@ -157,6 +160,8 @@ class Ranker:
         self.inputs.query(q.query)
         self.inputs.limit(q.limit)
         self.inputs.scope(q.session_id, q.user_id)
+        if self.spaces is not None:
+            await self.spaces.require(tenant)
         w = self.weights
         tiers = [t.value for t in q.tiers]
         lucene = (

@@ -119,7 +119,12 @@ class Reporting:
         limit = config.hot_token_limit
         hot_tokens = sum(i.token_count for i in hot_items)
         warm, cold = graph_counts[Tier.WARM], graph_counts[Tier.COLD]
-        enriched = await self.hot.enrichment(tenant, session_id, [i.id for i in hot_items])
+        enriched = await self.hot.enrichment(
+            tenant,
+            session_id,
+            [i.id for i in hot_items],
+            model=self.spills.enrichment.embedder.name,
+        )
         suggestions: list[Suggestion] = []
         if hot_tokens > 0.9 * limit:
             candidates = [i.id for i in spill_order(hot_items)[: config.spill_count]]

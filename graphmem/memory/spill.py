@@ -20,7 +20,7 @@ from .. import waits
 from ..errors import BadInput, NotFound, Unavailable
 from ..events import EventBus, EventKind, NullBus
 from ..metrics import Metrics
-from ..models import MemoryItem, SpillResult, Tier
+from ..models import EmbeddingSpace, MemoryItem, SpillResult, Tier
 from ..settings import MemoryConfig
 from ..stores import GraphStore, HotTier
 from .changes import ScopeChanges
@@ -298,7 +298,12 @@ class Spiller:
                 except Unavailable:
                     # Keep the work: the retry (next add, maintenance) need not embed
                     # again.
-                    await self.hot.cache_embeddings(tenant, session_id, prepared.vectors)
+                    await self.hot.cache_embeddings(
+                        tenant,
+                        session_id,
+                        prepared.vectors,
+                        model=self.enrichment.embedder.name,
+                    )
                     raise
                 self.breaker.reset()
                 await self._park(tenant, session_id, batch, refused)
@@ -343,7 +348,13 @@ class Spiller:
             return {}
         try:
             await self.with_retry(
-                partial(self.graph.upsert, tenant, [rows[i.id] for i in items]), retries
+                partial(
+                    self.graph.upsert,
+                    tenant,
+                    [rows[i.id] for i in items],
+                    EmbeddingSpace.of(self.enrichment.embedder),
+                ),
+                retries,
             )
             return {}
         except BadInput as exc:

@@ -27,7 +27,7 @@ from ..cputime import in_thread
 from ..enrich.embed import Embedder
 from ..enrich.sentences import Embedded, embed_memories, pack
 from ..entities import EntityMemory
-from ..models import MemoryItem, pack_vector
+from ..models import EmbeddingSpace, MemoryItem, pack_vector
 from ..stores import GraphStore, HotTier
 from ..stores.models import Enriched, EnrichmentJob
 from .changes import ScopeChanges
@@ -84,7 +84,8 @@ class WriteBehind:
                 }
                 for n in positions
             ]
-            present = set(await self.graph.set_vectors(tenant, rows))
+            space = EmbeddingSpace.of(self.embedder)
+            present = set(await self.graph.set_vectors(tenant, rows, space))
             kept = [n for n in positions if items[n].id in present]
             await self.changes.items(tenant, [items[n] for n in kept])
             for n in kept:
@@ -130,7 +131,7 @@ class WriteBehind:
                     entities=self.entities is not None,
                 )
         for (tenant, session_id), cached in entries.items():
-            await self.hot.cache_enrichment(tenant, session_id, cached)
+            await self.hot.cache_enrichment(tenant, session_id, cached, model=self.embedder.name)
         return len(items)
 
 

@@ -18,7 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from ..models import MemoryItem, MemoryType, Tier, TierCount
+from ..models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
 from ..settings import PersonaConfig
 from .models import (
     AliasRule,
@@ -85,17 +85,24 @@ class HotTier(Protocol):
     async def tokens(self, tenant: str, session_id: str) -> int: ...
     async def remove(self, tenant: str, session_id: str, ids: Sequence[str]) -> list[str]: ...
     async def touch(self, tenant: str, session_id: str, items: Sequence[MemoryItem]) -> None: ...
+    # the cache of vectors beside the hot items holds one model's at a time
     async def embeddings(
-        self, tenant: str, session_id: str, ids: Sequence[str]
+        self, tenant: str, session_id: str, ids: Sequence[str], *, model: str
     ) -> dict[str, list[float]]: ...
     async def cache_embeddings(
-        self, tenant: str, session_id: str, vectors: Mapping[str, Sequence[float]]
+        self,
+        tenant: str,
+        session_id: str,
+        vectors: Mapping[str, Sequence[float]],
+        *,
+        model: str,
     ) -> None: ...
+    async def cached_model(self, tenant: str, session_id: str) -> str | None: ...
     async def enrichment(
-        self, tenant: str, session_id: str, ids: Sequence[str]
+        self, tenant: str, session_id: str, ids: Sequence[str], *, model: str
     ) -> dict[str, Enriched]: ...
     async def cache_enrichment(
-        self, tenant: str, session_id: str, entries: Mapping[str, Enriched]
+        self, tenant: str, session_id: str, entries: Mapping[str, Enriched], *, model: str
     ) -> None: ...
     async def close(self) -> None: ...
 
@@ -237,11 +244,38 @@ class GraphScans(Protocol):
 
 
 @runtime_checkable
+class GraphSpaces(Protocol):
+    """Which model's vectors each tenant holds (memory/spaces.py), and the steps of
+    `graphmem reembed`, which moves a tenant to another model (memory/reembed.py)."""
+
+    async def of(self, tenant: str) -> str | None: ...
+    async def all(self) -> dict[str, str]: ...
+    async def tag_legacy(self, space: EmbeddingSpace) -> int: ...
+    async def count(self, tenant: str, space: EmbeddingSpace) -> tuple[int, int]: ...
+    async def pending(
+        self, tenant: str, space: EmbeddingSpace, after: str, batch: int
+    ) -> list[tuple[str, str]]: ...
+    async def set_next(
+        self, tenant: str, space: EmbeddingSpace, rows: Sequence[dict[str, Any]]
+    ) -> int: ...
+    async def flip(self, tenant: str, space: EmbeddingSpace) -> None: ...
+    async def swap(self, tenant: str, space: EmbeddingSpace, batch: int) -> int: ...
+    async def tasks_pending(
+        self, tenant: str, space: EmbeddingSpace, batch: int
+    ) -> list[tuple[str, str]]: ...
+    async def set_tasks(
+        self, tenant: str, space: EmbeddingSpace, rows: Sequence[dict[str, Any]]
+    ) -> int: ...
+
+
+@runtime_checkable
 class GraphStore(Protocol):
     #: recall's queries, on the same driver
     search: GraphSearch
     #: scope-wide scans for reports and maintenance, on the same driver
     scans: GraphScans
+    #: which model's vectors each tenant holds, and `graphmem reembed`'s steps
+    spaces: GraphSpaces
 
     async def ping(self) -> None: ...
     async def migrate(self, dimension: int) -> list[str]: ...
@@ -251,9 +285,13 @@ class GraphStore(Protocol):
     async def backfill_terms(
         self, analyse: Callable[[str], dict[str, Any]], version: int, batch: int = 2000
     ) -> int: ...
-    async def upsert(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
+    async def upsert(
+        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+    ) -> list[str]: ...
     async def upsert_hot(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
-    async def set_vectors(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
+    async def set_vectors(
+        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+    ) -> list[str]: ...
     async def record_access(
         self,
         tenant: str,
@@ -309,6 +347,7 @@ class EpisodeStore(Protocol):
         owner: str | None,
         embedding: Sequence[float],
         now: datetime,
+        model: str,
     ) -> Task: ...
     async def add_step(self, tenant: str, task_id: str, step: dict[str, Any]) -> Step | None: ...
     async def complete_task(

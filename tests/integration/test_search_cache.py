@@ -14,7 +14,7 @@ import pytest
 from graphmem.builder import MemoryBuilder
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import Tier, utcnow
+from graphmem.models import EmbeddingSpace, Tier, utcnow
 from graphmem.retrieval import Retriever
 from graphmem.stores.models import MemoryRows
 from tests.conftest import Stack, run_cypher
@@ -276,7 +276,7 @@ async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant:
         )
         rows.append(item.graph_row(vector.tolist(), None))
         ids.append(item.id)
-    await service.graph.upsert(tenant, rows)
+    await service.graph.upsert(tenant, rows, EmbeddingSpace.of(service.embedder))
     search = service.graph.search
     pages = [page async for page in search.scope_pages(tenant, None, "pager", n + 1)]
     assert [len(page.ids) for page in pages] == [SCOPE_PAGE, SCOPE_PAGE, 7]

@@ -126,7 +126,7 @@ async def test_write_behind_adds_vectors_and_entities_and_the_spill_reuses_them(
     )
 
     async def enriched() -> bool:
-        done = await memory.hot_tier.enrichment(tenant, "s1", [item.id])
+        done = await memory.hot_tier.enrichment(tenant, "s1", [item.id], model=memory.embedder.name)
         return item.id in done
 
     await within(10.0, enriched)

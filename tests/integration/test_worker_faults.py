@@ -176,7 +176,9 @@ async def test_a_poison_job_is_parked_and_the_jobs_after_it_are_done(stack: Stac
         errors = sorted(p["error"] for p in parked)
         assert errors[0].startswith("RuntimeError: the embedder cannot take this text")
         assert errors[1].startswith("malformed entry")
-        enriched = await service.hot_tier.enrichment(tenant, "s", [i.id for i in good])
+        enriched = await service.hot_tier.enrichment(
+            tenant, "s", [i.id for i in good], model=service.embedder.name
+        )
         assert set(enriched) == {i.id for i in good}
         await service.observe_queue()
         text = service.metrics.exposition().decode()

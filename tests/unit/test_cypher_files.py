@@ -18,6 +18,8 @@ TENANTLESS = {
     "admin/tenants",  # lists tenant ids only, for maintenance to visit each
     "admin/memory_tenants",  # the same, as the memories say, for the term backfill
     "admin/record_tenants",  # the same, for the record field-token migration
+    "admin/embedding_spaces",  # tenant ids and their models' names, for the start-up line
+    "admin/embedding_spaces_legacy",  # migration: tags every tenant's pre-existing vectors
     # migration backfill over every tenant; each row names its own tenant
     "admin/scope_tokens_missing",
     "admin/scope_tokens_set",

@@ -34,6 +34,7 @@ class Neo4jEpisodeStore:
         owner: str | None,
         embedding: Sequence[float],
         now: datetime,
+        model: str,
     ) -> Task:
         records = await self.graph.run(
             "episode/create_task",
@@ -44,6 +45,7 @@ class Neo4jEpisodeStore:
                 "owner": owner,
                 "embedding": list(embedding),
                 "now": now,
+                "model": model,
             },
         )
         return parse.task(records[0]["task"])

@@ -14,16 +14,18 @@ from neo4j import AsyncDriver
 from neo4j.api import AsyncBookmarkManager
 
 from ...cypher import CypherLibrary
-from ...models import MemoryItem, pack_vector
-from .. import GraphScans, GraphSearch
+from ...models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem, pack_vector
+from .. import GraphScans, GraphSearch, GraphSpaces
 from . import record_fields
 from .fulltext import TenantFulltext
 from .records import memory_item, parsed
 from .scans import Neo4jGraphScans
 from .search import Neo4jGraphSearch
 from .session import Neo4jSession
+from .spaces import Neo4jSpaces
 
 VECTOR_BYTES_MIGRATION = "memory-vector-bytes"
+SPACES_MIGRATION = "embedding-spaces"
 INDEX_NAMES = ["memory_embedding"]  # the fulltext indexes are per tenant (fulltext.py)
 
 
@@ -41,6 +43,7 @@ class Neo4jGraphStore(Neo4jSession):
         # structural match needs these exact types.
         self.search: GraphSearch = Neo4jGraphSearch(self, self.fulltext)
         self.scans: GraphScans = Neo4jGraphScans(self)
+        self.spaces: GraphSpaces = Neo4jSpaces(self)
 
     # --- lifecycle --------------------------------------------------------------------
     async def ping(self) -> None:
@@ -56,6 +59,9 @@ class Neo4jGraphStore(Neo4jSession):
         await self.run("admin/await_indexes", {"timeoutSeconds": 300})
         await self.fulltext.migrate()
         await self.backfill_vector_bytes()
+        # before any write can claim a tenant for the model this process embeds with
+        legacy = EmbeddingSpace(LEGACY_EMBEDDING_MODEL, dimension)
+        await self._once(SPACES_MIGRATION, lambda: self.spaces.tag_legacy(legacy))
         await self._once(record_fields.MIGRATION, self.backfill_record_fields)
         return applied
 
@@ -133,13 +139,17 @@ class Neo4jGraphStore(Neo4jSession):
         return {r["name"]: dict(r) for r in records}
 
     # --- memories ---------------------------------------------------------------------
-    async def upsert(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
+    async def upsert(
+        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+    ) -> list[str]:
+        """``space``: the model of the rows' vectors (not written if the tenant holds
+        another's)."""
         if not rows:
             return []
         _, label = await self.fulltext.ensure(tenant)
         records = await self.run(
             "memory/upsert_batch",
-            {"tenant": tenant, "label": label, "items": list(rows)},
+            {"tenant": tenant, "label": label, "items": list(rows), **space.params()},
         )
         return [r["id"] for r in records]
 
@@ -154,11 +164,16 @@ class Neo4jGraphStore(Neo4jSession):
         )
         return [r["id"] for r in records]
 
-    async def set_vectors(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
-        """Rows of id, embedding, sentenceVectors for nodes that exist; returns their ids."""
+    async def set_vectors(
+        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+    ) -> list[str]:
+        """Rows of id, embedding, sentenceVectors for nodes that exist (written only if
+        the tenant holds ``space``'s vectors); returns their ids."""
         if not rows:
             return []
-        records = await self.run("memory/set_vectors", {"tenant": tenant, "rows": list(rows)})
+        records = await self.run(
+            "memory/set_vectors", {"tenant": tenant, "rows": list(rows), **space.params()}
+        )
         return [r["id"] for r in records]
 
     async def record_access(

@@ -23,7 +23,7 @@ import numpy as np
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from ...models import MemoryItem
+from ...models import LEGACY_EMBEDDING_MODEL, MemoryItem
 from .. import SessionIndex, SessionLocks
 from ..models import Enriched
 from .client import connect
@@ -82,10 +82,15 @@ end
 return 1
 """
 
-# KEYS: items, emb   ARGV: ttl, (field, value)*   a field "<id>" or "<id>:x" is kept only
-# while item <id> is in the session: a spill or forget in between leaves nothing behind
+# KEYS: items, emb   ARGV: ttl, model, legacy model, (field, value)*   a field "<id>" or
+# "<id>:x" is kept only while item <id> is in the session: a spill or forget in between
+# leaves nothing behind. The hash holds one model's vectors (its "@model" field; none:
+# the legacy model's): another model's are dropped first.
 _KEEP = """
-for i = 2, #ARGV, 2 do
+local held = redis.call('HGET', KEYS[2], '@model') or ARGV[3]
+if held ~= ARGV[2] then redis.call('DEL', KEYS[2]) end
+redis.call('HSET', KEYS[2], '@model', ARGV[2])
+for i = 4, #ARGV, 2 do
   local id = string.gsub(ARGV[i], ':x$', '')
   if redis.call('HEXISTS', KEYS[1], id) == 1 then
     redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
@@ -257,39 +262,67 @@ class RedisHotTier:
 
     # --- embeddings cache -------------------------------------------------------------
     async def embeddings(
-        self, tenant: str, session_id: str, ids: Sequence[str]
+        self, tenant: str, session_id: str, ids: Sequence[str], *, model: str
     ) -> dict[str, list[float]]:
+        """The cached vectors of items, if the cache holds ``model``'s."""
         if not ids:
             return {}
         key = session_keys(tenant, session_id).emb
         raw = await self._call(
-            lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, list(ids)))
+            lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, [*ids, "@model"]))
         )
-        return {i: _decode_vector(r) for i, r in zip(ids, raw, strict=True) if r is not None}
+        if (raw[-1] or LEGACY_EMBEDDING_MODEL) != model:
+            return {}
+        return {i: _decode_vector(r) for i, r in zip(ids, raw, strict=False) if r is not None}
 
     async def cache_embeddings(
-        self, tenant: str, session_id: str, vectors: Mapping[str, Sequence[float]]
+        self,
+        tenant: str,
+        session_id: str,
+        vectors: Mapping[str, Sequence[float]],
+        *,
+        model: str,
     ) -> None:
         if not vectors:
             return
         k = session_keys(tenant, session_id)
         args: list[str | int] = [
             self.ttl,
+            model,
+            LEGACY_EMBEDDING_MODEL,
             *_flat({i: _encode_vector(v) for i, v in vectors.items()}),
         ]
         await self._call(lambda: self._keep(keys=[k.items, k.emb], args=args))
 
+    async def cached_model(self, tenant: str, session_id: str) -> str | None:
+        """The model whose vectors the session's cache holds (None: no cache)."""
+        key = session_keys(tenant, session_id).emb
+
+        async def op() -> list[Any]:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.exists(key)
+                pipe.hget(key, "@model")
+                return await pipe.execute()
+
+        exists, model = await self._call(op)
+        if not exists:
+            return None
+        return str(model) if model else LEGACY_EMBEDDING_MODEL
+
     async def enrichment(
-        self, tenant: str, session_id: str, ids: Sequence[str]
+        self, tenant: str, session_id: str, ids: Sequence[str], *, model: str
     ) -> dict[str, Enriched]:
-        """What a worker computed for items (vector, sentence vectors, entities written)."""
+        """What a worker embedding with ``model`` computed for items (vector, sentence
+        vectors, entities written)."""
         if not ids:
             return {}
         key = session_keys(tenant, session_id).emb
         fields = [f for i in ids for f in (i, f"{i}:x")]
         raw = await self._call(
-            lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, fields))
+            lambda: cast(Awaitable[list[str | None]], self._redis.hmget(key, [*fields, "@model"]))
         )
+        if (raw[-1] or LEGACY_EMBEDDING_MODEL) != model:
+            return {}
         found: dict[str, Enriched] = {}
         for n, item_id in enumerate(ids):
             vector, extra = raw[2 * n], raw[2 * n + 1]
@@ -303,7 +336,7 @@ class RedisHotTier:
         return found
 
     async def cache_enrichment(
-        self, tenant: str, session_id: str, entries: Mapping[str, Enriched]
+        self, tenant: str, session_id: str, entries: Mapping[str, Enriched], *, model: str
     ) -> None:
         """Keep what enrichment computed for items still in the session (and only those)."""
         if not entries:
@@ -314,5 +347,5 @@ class RedisHotTier:
             packed = base64.b64encode(e.sentences).decode("ascii") if e.sentences else None
             mapping[f"{item_id}:x"] = json.dumps({"s": packed, "e": e.entities})
         k = session_keys(tenant, session_id)
-        args: list[str | int] = [self.ttl, *_flat(mapping)]
+        args: list[str | int] = [self.ttl, model, LEGACY_EMBEDDING_MODEL, *_flat(mapping)]
         await self._call(lambda: self._keep(keys=[k.items, k.emb], args=args))

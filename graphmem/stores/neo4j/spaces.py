@@ -1,0 +1,83 @@
+"""Which model's vectors each tenant holds, and the steps of `graphmem reembed`
+(``memory/reembed.py``): the graph side of "one model per tenant" (docs/recall.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...models import EmbeddingSpace
+from .session import Neo4jSession
+
+
+class Neo4jSpaces:
+    def __init__(self, graph: Neo4jSession) -> None:
+        self.graph = graph
+
+    async def of(self, tenant: str) -> str | None:
+        (row,) = await self.graph.run("tenant/embedding_space", {"tenant": tenant})
+        model: str | None = row["model"]
+        return model
+
+    async def all(self) -> dict[str, str]:
+        rows = await self.graph.run("admin/embedding_spaces", {})
+        return {r["tenant"]: r["model"] for r in rows}
+
+    async def tag_legacy(self, space: EmbeddingSpace) -> int:
+        (row,) = await self.graph.run("admin/embedding_spaces_legacy", space.params())
+        return int(row["tenants"])
+
+    async def count(self, tenant: str, space: EmbeddingSpace) -> tuple[int, int]:
+        """The tenant's memories, and those with ``space``'s vectors (or next vectors)."""
+        (row,) = await self.graph.run("reembed/memory_count", {"tenant": tenant, **space.params()})
+        return int(row["total"]), int(row["done"])
+
+    async def pending(
+        self, tenant: str, space: EmbeddingSpace, after: str, batch: int
+    ) -> list[tuple[str, str]]:
+        rows = await self.graph.run(
+            "reembed/memory_pending",
+            {"tenant": tenant, "after": after, "batch": batch, **space.params()},
+        )
+        return [(r["id"], r["content"] or "") for r in rows]
+
+    async def set_next(
+        self, tenant: str, space: EmbeddingSpace, rows: Sequence[dict[str, Any]]
+    ) -> int:
+        (row,) = await self.graph.run(
+            "reembed/memory_next", {"tenant": tenant, "rows": list(rows), **space.params()}
+        )
+        return int(row["written"])
+
+    async def flip(self, tenant: str, space: EmbeddingSpace) -> None:
+        await self.graph.run("reembed/flip", {"tenant": tenant, **space.params()})
+
+    async def swap(self, tenant: str, space: EmbeddingSpace, batch: int) -> int:
+        (row,) = await self.graph.run(
+            "reembed/memory_swap", {"tenant": tenant, "batch": batch, **space.params()}
+        )
+        return int(row["swapped"])
+
+    async def tasks_pending(
+        self, tenant: str, space: EmbeddingSpace, batch: int
+    ) -> list[tuple[str, str]]:
+        """Tasks and episodes without ``space``'s vectors: (id, the text they embed)."""
+        rows = await self.graph.run(
+            "reembed/tasks_pending", {"tenant": tenant, "batch": batch, **space.params()}
+        )
+        out = []
+        for r in rows:
+            if r["task"]:
+                text = r["description"] or ""
+            else:  # as episodes.py embeds an episode
+                text = " ".join([r["description"] or "", r["outcome"] or "", *(r["lessons"] or [])])
+            out.append((r["id"], text))
+        return out
+
+    async def set_tasks(
+        self, tenant: str, space: EmbeddingSpace, rows: Sequence[dict[str, Any]]
+    ) -> int:
+        (row,) = await self.graph.run(
+            "reembed/tasks_set", {"tenant": tenant, "rows": list(rows), **space.params()}
+        )
+        return int(row["written"])

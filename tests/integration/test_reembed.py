@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -85,10 +84,12 @@ async def test_reembed_moves_a_tenant_online_and_resumes_after_a_kill(
 
     # a first run, killed once it has embedded some of the memories
     command, env = reembed_command(stack, tenant)
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        *command, cwd=ROOT, env=env, stderr=asyncio.subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 120
     ready = 0
-    while time.monotonic() < deadline and proc.poll() is None:
+    while time.monotonic() < deadline and proc.returncode is None:
         (row,) = await run_cypher(
             stack,
             "MATCH (m:Memory {tenant: $t}) WHERE m.nextModel = $m RETURN count(m) AS n",
@@ -102,16 +103,21 @@ async def test_reembed_moves_a_tenant_online_and_resumes_after_a_kill(
         assert (await vector_search(minilm, tenant, "Who adopted a kitten?"))[0] == NEEDLE
         await asyncio.sleep(0.05)
     proc.kill()
-    proc.wait()
+    await proc.wait()
     assert 64 <= ready < 300, ready
     assert await minilm.spaces.model_of(tenant) == old  # not flipped: the old model serves
     assert (await vector_search(minilm, tenant, "Who adopted a kitten?"))[0] == NEEDLE
 
     # the second run takes up where the first stopped
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    report = re.search(r"300 memories hold \S+'s vectors \((\d+) embedded in this run", done.stdout)
-    assert report is not None, done.stdout
+    second = await asyncio.create_subprocess_exec(
+        *command, cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(second.communicate(), 600)
+    assert second.returncode == 0, err.decode()[-2000:]
+    report = re.search(
+        r"300 memories hold \S+'s vectors \((\d+) embedded in this run", out.decode()
+    )
+    assert report is not None, out.decode()
     assert int(report.group(1)) <= 300 - ready
 
     (row,) = await run_cypher(
@@ -167,7 +173,7 @@ async def test_a_server_of_another_model_writes_no_vectors_and_reembed_catches_u
     text = RecallQuery(query="kitten Mochi", retriever=Retriever.FULLTEXT, session_id="s")
     with pytest.raises(Unavailable):
         await minilm.recall.search(tenant, text)
-    assert [h.item.content for h in await bge.recall.search(tenant, text)][0] == NEEDLE
+    assert next(h.item.content for h in await bge.recall.search(tenant, text)) == NEEDLE
 
     report = await Reembed(bge.graph.spaces, bge.embedder, bge.changes).tenant(tenant)
     assert (report.memories, report.embedded) == (21, 1)

@@ -115,6 +115,21 @@ class Weights:
     inference_text: float = 0.05
 
 
+#: the weights that differ for a model (by ``Embedder.name``) from MiniLM's, each chosen
+#: by bench/tune_fusion.py with one LoCoMo dev conversation held out and winning on it
+#: (BENCHMARKS.md, "bge-small-en-v1.5 beside MiniLM"). bge-small: two turns of context
+#: to a side, not one: +0.013 and +0.014 R@10 on the two conversations (MiniLM: -0.018
+#: and -0.007); its other weights' choices split between the folds, so they stay
+MODEL_WEIGHTS: dict[str, dict[str, float | int]] = {
+    "bge-small-en-v1.5-onnx-int8": {"context_window": 2},
+}
+
+
+def weights_for(model: str) -> Weights:
+    """Recall's weights for the embedding model ``model``."""
+    return replace(Weights(), **MODEL_WEIGHTS.get(model, {}))  # type: ignore[arg-type]
+
+
 def terms(text: str) -> list[str]:
     """Lower-cased alphanumeric tokens without stopwords (safe inside a Lucene query)."""
     seen: dict[str, None] = {}

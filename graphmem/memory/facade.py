@@ -17,7 +17,7 @@ from ..events import EventBus, NullBus
 from ..metrics import Metrics
 from ..models import EmbeddingSpace, analysis, scope_tokens
 from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
-from ..retrieval import Weights
+from ..retrieval import Weights, weights_for
 from ..settings import MemoryConfig
 from ..stores import (
     AdmissionStore,
@@ -108,7 +108,7 @@ class Memory:
         hot.ttl = config.session_ttl_seconds
         self.limits = limits or Limits()
         self.metrics = metrics or Metrics()
-        self.weights = weights or Weights()
+        self.weights = weights or weights_for(embedder.name)
         self.events = events or NullBus()
         self.entities = entities
         self.episodes = episodes

@@ -2,9 +2,14 @@
 // MERGE: a memory forgotten while it was being embedded stays forgotten. Vectors of
 // another model than the tenant's ($model: the worker's) are not written, as in
 // memory/upsert_batch; the memory is returned all the same (it exists).
+// The Tenant node is written once, when it claims a model (memory/upsert_batch says why).
 MERGE (t:Tenant {id: $tenant})
-SET t.embeddingModel = coalesce(t.embeddingModel, $model),
-    t.embeddingDimensions = coalesce(t.embeddingDimensions, $dimensions)
+WITH t
+CALL (t) {
+  WITH t
+  WHERE t.embeddingModel IS NULL
+  SET t.embeddingModel = $model, t.embeddingDimensions = $dimensions
+}
 WITH t.embeddingModel = $model AS same
 UNWIND $rows AS row
 MATCH (m:Memory {tenant: $tenant, id: row.id})

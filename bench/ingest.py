@@ -207,7 +207,8 @@ async def _until_enriched(conn: Conn, seconds: float) -> None:
 
 
 async def _sample(server: Server, started: float, out: list[dict[str, float]]) -> None:
-    async with aioredis.Redis.from_url(server.redis_url) as redis:
+    # decoded, as the service reads the stream (a job's fields by name)
+    async with aioredis.Redis.from_url(server.redis_url, decode_responses=True) as redis:
         queue = RedisEnrichmentQueue(redis)
         while True:
             stats = await queue.stats()

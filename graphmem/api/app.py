@@ -243,9 +243,9 @@ def create_app(
             if migrate:
                 applied = await app.state.service.migrate()
                 log.info("schema migration applied: %s", ", ".join(applied))
+                backfill = asyncio.create_task(_backfill_terms(app.state.service))
             if line := await app.state.service.spaces.report():
                 log.warning(line)
-                backfill = asyncio.create_task(_backfill_terms(app.state.service))
             if settings.maintenance_enabled:
                 maintenance = asyncio.create_task(app.state.service.maintenance.run(stop))
             # What start-up built (schema, models, drivers) lives as long as the process:

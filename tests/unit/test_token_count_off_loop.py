@@ -13,7 +13,8 @@ from tests.unit.test_ner_bounds import conversation
 
 async def test_long_texts_are_counted_while_the_loop_serves_others() -> None:
     counter = TokenCounter()
-    texts = [conversation(20_000), "short one", "(" * 20_000, "\U0001f600" * 20_000]
+    # 40 KB each: counted on the loop, one would hold it for about a third of the whole
+    texts = [conversation(40_000), "short one", "(" * 40_000, "\U0001f600" * 40_000]
     ticks = 0
     longest = 0.0
 
@@ -33,9 +34,11 @@ async def test_long_texts_are_counted_while_the_loop_serves_others() -> None:
     spent = time.perf_counter() - started
     beside.cancel()
     assert counts == [counter.count(t) for t in texts]  # the same as one by one
-    # the loop kept turning the whole time: no step waited for the tokenizer
+    # the loop kept turning the whole time: no step waited for the tokenizer (a sixth of
+    # the whole leaves room for the scheduler of a busy machine: a 10 ms step was seen
+    # in CI beside the second lane, against 89 ms for 20 KB texts)
     assert ticks >= 100, ticks
-    assert longest < spent / 10, (longest, spent)
+    assert longest < spent / 6, (longest, spent)
 
 
 def test_short_batches_are_counted_in_place() -> None:

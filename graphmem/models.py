@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .enrich import lexical
-from .enrich.sentences import speaker
+from .enrich.sentences import Embedded, pack, speaker
 
 #: the model of every vector written before tenants recorded theirs (the only one then)
 LEGACY_EMBEDDING_MODEL = "all-MiniLM-L6-v2-onnx-int8"
@@ -232,6 +232,17 @@ def pack_vector(vector: Sequence[float] | None) -> bytes | None:
     if vector is None:
         return None
     return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def vector_row(memory_id: str, embedded: Embedded) -> dict[str, Any]:
+    """A memory's vectors as the statements that set them take one row
+    (memory/set_vectors, reembed/memory_next)."""
+    return {
+        "id": memory_id,
+        "embedding": embedded.vector,
+        "vectorBytes": pack_vector(embedded.vector),
+        "sentenceVectors": pack(embedded.sentences),
+    }
 
 
 def to_datetime(value: Any) -> datetime:

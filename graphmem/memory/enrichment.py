@@ -128,7 +128,8 @@ class Enrichment:
             in_thread(lambda: {i.id: lexical.term_bytes(i.content) for i in batch})
         )
         if await self._delegated():
-            if await self._cached_by_another(tenant, session_id):
+            # every item found in this model's cache: no other model's can be there
+            if len(done) < len(batch) and await self._cached_by_another(tenant, session_id):
                 # vectors again; the entities that worker wrote stay (its NER is the same)
                 vectors, sentences = await self.for_graph(tenant, session_id, batch, {})
                 return Prepared(vectors, sentences, [], [], await terms)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from ..cputime import in_thread
 from ..enrich.embed import Embedder
-from ..enrich.sentences import embed_memories, pack
-from ..models import EmbeddingSpace, pack_vector
+from ..enrich.sentences import embed_memories
+from ..models import EmbeddingSpace, vector_row
 from ..stores import GraphSpaces
 from .changes import ScopeChanges
 
@@ -84,13 +84,7 @@ class Reembed:
         while page := await self.store.pending(tenant, self.space, after, self.batch):
             computed = await in_thread(embed_memories, self.embedder, [c for _, c in page])
             rows = [
-                {
-                    "id": memory_id,
-                    "embedding": e.vector,
-                    "vectorBytes": pack_vector(e.vector),
-                    "sentenceVectors": pack(e.sentences),
-                }
-                for (memory_id, _), e in zip(page, computed, strict=True)
+                vector_row(memory_id, e) for (memory_id, _), e in zip(page, computed, strict=True)
             ]
             await self.store.set_next(tenant, self.space, rows)
             embedded += len(rows)

@@ -11,15 +11,12 @@ tenants it cannot search.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import OrderedDict
 
 from ..errors import Unavailable
 from ..models import EmbeddingSpace
 from ..stores import GraphSpaces
-
-log = logging.getLogger("graphmem.spaces")
 
 
 class TenantSpaces:

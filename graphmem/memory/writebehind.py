@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from ..cputime import in_thread
 from ..enrich.embed import Embedder
 from ..enrich.sentences import Embedded, embed_memories, pack
 from ..entities import EntityMemory
-from ..models import EmbeddingSpace, MemoryItem, pack_vector
+from ..models import EmbeddingSpace, MemoryItem, vector_row
 from ..stores import GraphStore, HotTier
 from ..stores.models import Enriched, EnrichmentJob
 from .changes import ScopeChanges
@@ -75,15 +74,7 @@ class WriteBehind:
         computed = await in_thread(embed_memories, self.embedder, [i.content for i in items])
         out: list[Embedded | None] = [None] * len(items)
         for tenant, positions in _by_tenant(items).items():
-            rows: list[dict[str, Any]] = [
-                {
-                    "id": items[n].id,
-                    "embedding": computed[n].vector,
-                    "vectorBytes": pack_vector(computed[n].vector),
-                    "sentenceVectors": pack(computed[n].sentences),
-                }
-                for n in positions
-            ]
+            rows = [vector_row(items[n].id, computed[n]) for n in positions]
             space = EmbeddingSpace.of(self.embedder)
             present = set(await self.graph.set_vectors(tenant, rows, space))
             kept = [n for n in positions if items[n].id in present]

@@ -10,9 +10,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .builder import MemoryBuilder
-    from .memory import AddMemory, Memory, RecallQuery
-    from .settings import MemoryConfig, Settings, load_settings
+    from graphmem.builder import MemoryBuilder
+    from graphmem.memory import AddMemory, Memory, RecallQuery
+    from graphmem.settings import MemoryConfig, Settings, load_settings
 
 # Loaded on first use, so that `graphmem.client` (httpx only) does not pull in the
 # server: Neo4j's driver, Redis, pydantic and the models.

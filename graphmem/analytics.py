@@ -14,14 +14,14 @@ from typing import Any
 
 import pandas as pd
 
-from .api.auth import KeyRing, api_keys
-from .builder import MemoryBuilder
-from .errors import Unauthenticated
-from .memory import Memory
-from .models import utcnow
-from .settings import Settings, load_settings
-from .stores.neo4j.graph import Neo4jGraphStore
-from .stores.neo4j.records import native_row
+from graphmem.api.auth import KeyRing, api_keys
+from graphmem.builder import MemoryBuilder
+from graphmem.errors import Unauthenticated
+from graphmem.memory import Memory
+from graphmem.models import utcnow
+from graphmem.settings import Settings, load_settings
+from graphmem.stores.neo4j.graph import Neo4jGraphStore
+from graphmem.stores.neo4j.records import native_row
 
 
 class Analytics:

@@ -22,21 +22,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Self
 
-from .cypher import library
-from .enrich.embed import Embedder, make_embedder
-from .enrich.ner import EntityExtractor
-from .enrich.tokens import TokenCounter
-from .entities import EntityMemory
-from .episodes import EpisodicMemory
-from .errors import ConfigurationError
-from .events import EventBus
-from .manager import MemoryManager
-from .memory import Limits, Memory
-from .memory.admission import AdmissionLimits
-from .metrics import Metrics
-from .policy import DemotionPolicy, MemoryRules
-from .settings import MemoryConfig, PersonaConfig, Settings
-from .stores import (
+from graphmem.cypher import library
+from graphmem.enrich.embed import Embedder, make_embedder
+from graphmem.enrich.ner import EntityExtractor
+from graphmem.enrich.tokens import TokenCounter
+from graphmem.entities import EntityMemory
+from graphmem.episodes import EpisodicMemory
+from graphmem.errors import ConfigurationError
+from graphmem.events import EventBus
+from graphmem.manager import MemoryManager
+from graphmem.memory import Limits, Memory
+from graphmem.memory.admission import AdmissionLimits
+from graphmem.metrics import Metrics
+from graphmem.policy import DemotionPolicy, MemoryRules
+from graphmem.settings import MemoryConfig, PersonaConfig, Settings
+from graphmem.stores import (
     AdmissionStore,
     ConversationStore,
     EnrichmentQueue,
@@ -47,18 +47,18 @@ from .stores import (
     ScopeVersions,
     WorkingStore,
 )
-from .stores.neo4j.entities import Neo4jEntityStore
-from .stores.neo4j.episodes import Neo4jEpisodeStore
-from .stores.neo4j.graph import Neo4jGraphStore
-from .stores.neo4j.profiles import Neo4jProfileStore
-from .stores.redis.admission import RedisAdmission
-from .stores.redis.bookmarks import SharedBookmarks
-from .stores.redis.conversation import RedisConversationStore
-from .stores.redis.hot import RedisHotTier
-from .stores.redis.lease import RedisLeases
-from .stores.redis.queue import RedisEnrichmentQueue
-from .stores.redis.versions import RedisScopeVersions
-from .stores.redis.working import RedisWorkingStore
+from graphmem.stores.neo4j.entities import Neo4jEntityStore
+from graphmem.stores.neo4j.episodes import Neo4jEpisodeStore
+from graphmem.stores.neo4j.graph import Neo4jGraphStore
+from graphmem.stores.neo4j.profiles import Neo4jProfileStore
+from graphmem.stores.redis.admission import RedisAdmission
+from graphmem.stores.redis.bookmarks import SharedBookmarks
+from graphmem.stores.redis.conversation import RedisConversationStore
+from graphmem.stores.redis.hot import RedisHotTier
+from graphmem.stores.redis.lease import RedisLeases
+from graphmem.stores.redis.queue import RedisEnrichmentQueue
+from graphmem.stores.redis.versions import RedisScopeVersions
+from graphmem.stores.redis.working import RedisWorkingStore
 
 
 @lru_cache(maxsize=4)

@@ -34,18 +34,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ConfigurationError
-from .settings import Settings, load_settings
+from graphmem.errors import ConfigurationError
+from graphmem.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from .client import Graphmem
-    from .enrich.jarmodels import JarModel
+    from graphmem.client import Graphmem
+    from graphmem.enrich.jarmodels import JarModel
 
 
 def _services(settings: Settings, action: str, as_json: bool, redis_cluster: bool = False) -> int:
-    from .api.auth import api_keys
-    from .devstack import LocalStack
-    from .devstack.models import install as install_model
+    from graphmem.api.auth import api_keys
+    from graphmem.devstack import LocalStack
+    from graphmem.devstack.models import install as install_model
 
     stack = LocalStack(settings, redis_cluster=redis_cluster or settings.redis_cluster)
     if action == "install":
@@ -96,7 +96,7 @@ def _services(settings: Settings, action: str, as_json: bool, redis_cluster: boo
 def _jar_models(settings: Settings) -> list[JarModel]:
     """The models `services install` unpacks: bge-small int8 always (the benchmarks
     compare it), and the configured embedder's when it comes as a jar."""
-    from .enrich.jarmodels import JAR_MODELS
+    from graphmem.enrich.jarmodels import JAR_MODELS
 
     names = dict.fromkeys(["bge-small-int8", settings.embedder])
     return [JAR_MODELS[n] for n in names if n in JAR_MODELS]
@@ -112,7 +112,7 @@ def _print_keys(settings: Settings, keys: dict[str, str]) -> None:
 
 
 async def _migrate(settings: Settings) -> list[str]:
-    from .builder import MemoryBuilder
+    from graphmem.builder import MemoryBuilder
 
     service = MemoryBuilder.from_settings(settings).build()
     try:
@@ -125,8 +125,8 @@ async def _migrate(settings: Settings) -> list[str]:
 
 
 async def _reembed(settings: Settings, tenants: list[str], every: bool) -> int:
-    from .builder import MemoryBuilder
-    from .memory.reembed import Reembed
+    from graphmem.builder import MemoryBuilder
+    from graphmem.memory.reembed import Reembed
 
     service = MemoryBuilder.from_settings(settings, enriches=True).build()
     try:
@@ -173,8 +173,8 @@ class ProgressBar:
 
 
 async def _redis_copy(settings: Settings, to: str, cluster: bool) -> int:
-    from .stores.redis.client import connect
-    from .stores.redis.layout import copy
+    from graphmem.stores.redis.client import connect
+    from graphmem.stores.redis.layout import copy
 
     source = connect(settings.resolved_redis_url, settings.redis_cluster, decode=False)
     target = connect(to, cluster, decode=False)
@@ -187,7 +187,7 @@ async def _redis_copy(settings: Settings, to: str, cluster: bool) -> int:
 
 
 async def _maintain(settings: Settings) -> int:
-    from .builder import MemoryBuilder
+    from graphmem.builder import MemoryBuilder
 
     service = MemoryBuilder.from_settings(settings).build()
     try:
@@ -201,9 +201,9 @@ async def _maintain(settings: Settings) -> int:
 async def _mcp_stdio(settings: Settings, key: str | None) -> int:
     from mcp.server.stdio import stdio_server
 
-    from .api.auth import KeyRing, api_keys
-    from .api.mcp import build_server
-    from .builder import MemoryBuilder
+    from graphmem.api.auth import KeyRing, api_keys
+    from graphmem.api.mcp import build_server
+    from graphmem.builder import MemoryBuilder
 
     keys = api_keys(settings)
     if key is None and not settings.api_keys:
@@ -226,8 +226,8 @@ async def _mcp_stdio(settings: Settings, key: str | None) -> int:
 async def _worker(settings: Settings, drain: bool, parked: bool = False) -> int:
     import signal
 
-    from . import allocator
-    from .builder import MemoryBuilder
+    from graphmem import allocator
+    from graphmem.builder import MemoryBuilder
 
     allocator.tune()
 
@@ -297,7 +297,7 @@ def _start_workers(settings: Settings) -> list[subprocess.Popen[bytes]]:
 
 
 def _doctor(settings: Settings) -> int:
-    from . import doctor
+    from graphmem import doctor
 
     failed = 0
     for finding in doctor.run(settings, doctor.ALL):
@@ -308,7 +308,7 @@ def _doctor(settings: Settings) -> int:
 
 
 def _serve(settings: Settings, with_services: bool) -> int:
-    from . import allocator, doctor
+    from graphmem import allocator, doctor
 
     allocator.tune()
     if with_services:
@@ -332,9 +332,9 @@ def _serve(settings: Settings, with_services: bool) -> int:
 def _serve_api(settings: Settings) -> int:
     import uvicorn
 
-    from .api.app import create_app
-    from .api.auth import api_keys
-    from .api.server import uvicorn_options
+    from graphmem.api.app import create_app
+    from graphmem.api.auth import api_keys
+    from graphmem.api.server import uvicorn_options
 
     _print_keys(settings, api_keys(settings))
     print(f"GraphQL on http://{settings.host}:{settings.port}/graphql")
@@ -351,7 +351,7 @@ def _serve_api(settings: Settings) -> int:
 
 
 def _client(args: argparse.Namespace) -> Graphmem:
-    from .client import Graphmem
+    from graphmem.client import Graphmem
 
     if not args.key:
         raise ConfigurationError("GRAPHMEM_KEY: give the API key with --key or GRAPHMEM_KEY")
@@ -365,9 +365,9 @@ def _import(args: argparse.Namespace) -> int:
     it (a rerun resumes)."""
     from tqdm import tqdm
 
-    from .client import GraphmemError
-    from .transfer.importer import import_file
-    from .transfer.sources import Skipped
+    from graphmem.client import GraphmemError
+    from graphmem.transfer.importer import import_file
+    from graphmem.transfer.sources import Skipped
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns the skips
 
@@ -408,7 +408,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .transfer.exporter import export_user
+    from graphmem.transfer.exporter import export_user
 
     with _client(args) as gm:
         if args.out == "-":
@@ -561,19 +561,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             return _serve(settings, args.services)
         if args.command == "ide-assets":
-            from .api.ide.assets import fetch
+            from graphmem.api.ide.assets import fetch
 
             print("GraphQL IDE files in", fetch())
             return 0
         if args.command == "doctor":
             return _doctor(settings)
         if args.command == "schema":
-            from .api.schema import build_schema
+            from graphmem.api.schema import build_schema
 
             print(build_schema().as_str())
             return 0
         if args.command == "key":
-            from .api.auth import dev_key
+            from graphmem.api.auth import dev_key
 
             if settings.api_keys:
                 print(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import ConfigurationError
+from graphmem.errors import ConfigurationError
 
 _COMMENT = re.compile(r"^\s*//.*$", re.MULTILINE)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.util import find_spec
 
-from .errors import ConfigurationError
-from .settings import Settings
+from graphmem.errors import ConfigurationError
+from graphmem.settings import Settings
 
 SERVICES_UP = "start the local ones with `graphmem services up`"
 
@@ -30,7 +30,7 @@ class Finding:
 
 
 def _java(settings: Settings) -> Finding:
-    from .devstack.neo4j import Neo4jLauncher
+    from graphmem.devstack.neo4j import Neo4jLauncher
 
     java = Neo4jLauncher.java()
     out = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
@@ -39,7 +39,7 @@ def _java(settings: Settings) -> Finding:
 
 
 def _maven(settings: Settings) -> Finding:
-    from .devstack.neo4j import MAVEN_FIX
+    from graphmem.devstack.neo4j import MAVEN_FIX
 
     mvn = shutil.which("mvn")
     resolved = (settings.neo4j_lib_dir / ".resolved").is_file()
@@ -110,14 +110,14 @@ def _redis(settings: Settings) -> Finding:
 def _spacy(settings: Settings) -> Finding:
     if not settings.entities_enabled:
         return Finding("spacy", True, "not needed: GRAPHMEM_ENTITIES_ENABLED is false")
-    from .enrich.ner import load_nlp
+    from graphmem.enrich.ner import load_nlp
 
     nlp = load_nlp()
     return Finding("spacy", True, f"{nlp.meta['name']} {nlp.meta['version']}")
 
 
 def _embedder(settings: Settings) -> Finding:
-    from .enrich.embed import make_embedder
+    from graphmem.enrich.embed import make_embedder
 
     embedder = make_embedder(settings.embedder, 1, models_dir=settings.models_dir)
     vectors = embedder.embed(["graphmem doctor"])
@@ -125,7 +125,7 @@ def _embedder(settings: Settings) -> Finding:
 
 
 def _keys(settings: Settings) -> Finding:
-    from .api.auth import api_keys
+    from graphmem.api.auth import api_keys
 
     keys = api_keys(settings)
     if not settings.api_keys:
@@ -142,9 +142,9 @@ def _keys(settings: Settings) -> Finding:
 
 def _models_installed(settings: Settings) -> Finding:
     """What `serve` needs to build its service, found without loading it (seconds)."""
-    from .enrich.jarmodels import JAR_MODELS
-    from .enrich.ner import MODEL_NAMES
-    from .enrich.tokens import tokenizer_path
+    from graphmem.enrich.jarmodels import JAR_MODELS
+    from graphmem.enrich.ner import MODEL_NAMES
+    from graphmem.enrich.tokens import tokenizer_path
 
     tokenizer_path()
     if settings.embedder in JAR_MODELS:

@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
-from .cputime import in_thread
-from .enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
-from .errors import BadInput, NotFound
-from .events import EventBus, EventKind, NullBus
-from .models import MemoryItem, utcnow
-from .stores import EntityStore
-from .stores.models import AliasRule, EntityDetail, UserEntity
+from graphmem.cputime import in_thread
+from graphmem.enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
+from graphmem.errors import BadInput, NotFound
+from graphmem.events import EventBus, EventKind, NullBus
+from graphmem.models import MemoryItem, utcnow
+from graphmem.stores import EntityStore
+from graphmem.stores.models import AliasRule, EntityDetail, UserEntity
 
 
 class EntityType(StrEnum):

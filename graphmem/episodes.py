@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from .cputime import in_thread
-from .enrich.embed import Embedder, embed_queries
-from .errors import BadInput, Forbidden, NotFound
-from .events import EventBus, EventKind, NullBus
-from .models import utcnow
-from .patterns import (
+from graphmem.cputime import in_thread
+from graphmem.enrich.embed import Embedder, embed_queries
+from graphmem.errors import BadInput, Forbidden, NotFound
+from graphmem.events import EventBus, EventKind, NullBus
+from graphmem.models import utcnow
+from graphmem.patterns import (
     Pattern,
     StaleFilter,
     StepStatus,
@@ -29,9 +29,9 @@ from .patterns import (
     compute_signature,
     find_patterns,
 )
-from .quota import UNLIMITED, Quota, charged, text_bytes
-from .stores import EpisodeStore
-from .stores.models import (
+from graphmem.quota import UNLIMITED, Quota, charged, text_bytes
+from graphmem.stores import EpisodeStore
+from graphmem.stores.models import (
     Episode,
     EpisodeSteps,
     OwnedTask,
@@ -42,10 +42,10 @@ from .stores.models import (
     TaskDetail,
     Transfer,
 )
-from .working import WorkingMemory
+from graphmem.working import WorkingMemory
 
 if TYPE_CHECKING:
-    from .memory.spaces import TenantSpaces
+    from graphmem.memory.spaces import TenantSpaces
 
 __all__ = [
     "SIGNATURE_BOOST",

@@ -23,8 +23,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPubSub
 
-from .models import utcnow
-from .stores.redis.keys import is_redis_failure
+from graphmem.models import utcnow
+from graphmem.stores.redis.keys import is_redis_failure
 
 log = logging.getLogger("graphmem.events")
 

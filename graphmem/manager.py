@@ -22,22 +22,22 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import record_schemas
-from .cputime import in_thread
-from .entities import EntityMemory
-from .episodes import EpisodicMemory
-from .errors import BadInput, NotFound, Unavailable
-from .memory import RecallQuery
-from .memory.ingest import Ingest
-from .memory.inputs import Inputs, json_problem
-from .memory.recall import Recall
-from .memory.spill import Spiller
-from .models import MemoryItem, MemoryType, ScoredMemory, utcnow
-from .quota import UNLIMITED, Pad, Quota, charged, text_bytes
-from .settings import ID_PATTERN, MemoryConfig, PersonaConfig
-from .stores import ConversationStore, ProfileStore
-from .stores.models import Message
-from .working import WorkingMemory
+from graphmem import record_schemas
+from graphmem.cputime import in_thread
+from graphmem.entities import EntityMemory
+from graphmem.episodes import EpisodicMemory
+from graphmem.errors import BadInput, NotFound, Unavailable
+from graphmem.memory import RecallQuery
+from graphmem.memory.ingest import Ingest
+from graphmem.memory.inputs import Inputs, json_problem
+from graphmem.memory.recall import Recall
+from graphmem.memory.spill import Spiller
+from graphmem.models import MemoryItem, MemoryType, ScoredMemory, utcnow
+from graphmem.quota import UNLIMITED, Pad, Quota, charged, text_bytes
+from graphmem.settings import ID_PATTERN, MemoryConfig, PersonaConfig
+from graphmem.stores import ConversationStore, ProfileStore
+from graphmem.stores.models import Message
+from graphmem.working import WorkingMemory
 
 #: structured records are small objects, not documents
 MAX_RECORD_BYTES = 64 * 1024

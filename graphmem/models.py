@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .enrich import lexical
-from .enrich.sentences import Embedded, pack, speaker
+from graphmem.enrich import lexical
+from graphmem.enrich.sentences import Embedded, pack, speaker
 
 #: the model of every vector written before tenants recorded theirs (the only one then)
 LEGACY_EMBEDDING_MODEL = "all-MiniLM-L6-v2-onnx-int8"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .errors import BadInput
+from graphmem.errors import BadInput
 
 #: (key, value) → keep? Drops stale mappings, such as columns that no longer exist.
 StaleFilter = Callable[[str, str], bool]

@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .stores import GraphStore
+from graphmem.stores import GraphStore
 
 
 class MemoryRules(BaseModel):

@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from enum import StrEnum
 from typing import Protocol
 
-from .errors import GraphmemError
+from graphmem.errors import GraphmemError
 
 log = logging.getLogger("graphmem.memory")
 

@@ -24,10 +24,10 @@ import re2
 from jsonschema import ValidationError
 from referencing.exceptions import Unresolvable
 
-from . import record_shape
-from .cputime import in_thread
-from .errors import BadInput
-from .record_validator import Budget, Exhausted, first_error, first_schema_error
+from graphmem import record_shape
+from graphmem.cputime import in_thread
+from graphmem.errors import BadInput
+from graphmem.record_validator import Budget, Exhausted, first_error, first_schema_error
 
 #: a record is a small object; validation past this is a hostile schema, not a slow one
 VALIDATE_SECONDS = 1.0

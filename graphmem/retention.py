@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .models import MemoryType, Tier, to_datetime
+from graphmem.models import MemoryType, Tier, to_datetime
 
 
 class PrunePolicy(BaseModel):

@@ -53,7 +53,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
-from .timeexpr import parse_times
+from graphmem.timeexpr import parse_times
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before

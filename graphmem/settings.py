@@ -32,7 +32,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from .errors import ConfigurationError
+from graphmem.errors import ConfigurationError
 
 #: Tenant, session, user and item ids end up inside Redis keys and graph properties;
 #: a restricted alphabet keeps keys unambiguous (no ':' or '{}' from user input). Use

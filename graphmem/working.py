@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import BadInput, Unavailable
-from .quota import UNLIMITED, Pad, Quota, charged, text_bytes
-from .stores import WorkingStore
+from graphmem.errors import BadInput, Unavailable
+from graphmem.quota import UNLIMITED, Pad, Quota, charged, text_bytes
+from graphmem.stores import WorkingStore
 
 
 class WorkingMemory:

@@ -24,21 +24,21 @@ from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from ..builder import MemoryBuilder
-from ..cputime import meter_tasks
-from ..errors import ErrorCode, GraphmemError
-from ..memory import Memory
-from ..settings import Settings, load_settings
-from . import bodies, ide
-from .auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
-from .errors import error_response
-from .fairshare import FairShare, ShareLimits
-from .guard import Limits
-from .limits import BodyLimit, FairTurns, StreamLifetime
-from .mcp import envelope_problem as mcp_envelope_problem
-from .mcp import http_app as mcp_http_app
-from .schema import build_schema
-from .websocket import LimitedTransportWS, TenantSubscriptions
+from graphmem.api import bodies, ide
+from graphmem.api.auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
+from graphmem.api.errors import error_response
+from graphmem.api.fairshare import FairShare, ShareLimits
+from graphmem.api.guard import Limits
+from graphmem.api.limits import BodyLimit, FairTurns, StreamLifetime
+from graphmem.api.mcp import envelope_problem as mcp_envelope_problem
+from graphmem.api.mcp import http_app as mcp_http_app
+from graphmem.api.schema import build_schema
+from graphmem.api.websocket import LimitedTransportWS, TenantSubscriptions
+from graphmem.builder import MemoryBuilder
+from graphmem.cputime import meter_tasks
+from graphmem.errors import ErrorCode, GraphmemError
+from graphmem.memory import Memory
+from graphmem.settings import Settings, load_settings
 
 log = logging.getLogger("graphmem.api")
 

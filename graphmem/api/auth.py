@@ -8,9 +8,9 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import ErrorCode
-from ..settings import Settings
-from .errors import error_response
+from graphmem.api.errors import error_response
+from graphmem.errors import ErrorCode
+from graphmem.settings import Settings
 
 TENANT_SCOPE_KEY = "graphmem.tenant"
 DEV_TENANT = "dev"

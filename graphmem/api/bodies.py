@@ -14,11 +14,11 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .. import jsonscan
-from ..errors import ErrorCode
-from ..memory.inputs import json_problem
-from .errors import error_response
-from .limits import BODY_SCOPE_KEY
+from graphmem import jsonscan
+from graphmem.api.errors import error_response
+from graphmem.api.limits import BODY_SCOPE_KEY
+from graphmem.errors import ErrorCode
+from graphmem.memory.inputs import json_problem
 
 #: far above any real request (metadata is capped at 32 levels), far below the stack
 MAX_JSON_DEPTH = 64

@@ -8,11 +8,11 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
-from ..entities import EntityMemory
-from ..episodes import EpisodicMemory
-from ..errors import Unavailable
-from ..manager import MemoryManager
-from ..memory import Memory
+from graphmem.entities import EntityMemory
+from graphmem.episodes import EpisodicMemory
+from graphmem.errors import Unavailable
+from graphmem.manager import MemoryManager
+from graphmem.memory import Memory
 
 
 def str_or_none(value: strawberry.ID | None) -> str | None:

@@ -7,9 +7,9 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
-from ..entities import EntityType
-from .context import entities_of
-from .entity_types import EntityDetail, MergeResult, UserEntity
+from graphmem.api.context import entities_of
+from graphmem.api.entity_types import EntityDetail, MergeResult, UserEntity
+from graphmem.entities import EntityType
 
 
 @strawberry.type

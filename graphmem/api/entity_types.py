@@ -8,9 +8,9 @@ from typing import cast
 import strawberry
 from strawberry.scalars import JSON
 
-from ..entities import EntityType
-from ..episodes import StepStatus
-from ..stores import models
+from graphmem.entities import EntityType
+from graphmem.episodes import StepStatus
+from graphmem.stores import models
 
 strawberry.enum(EntityType, name="EntityType")
 

@@ -9,11 +9,8 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from ..episodes import EpisodicMemory
-from ..errors import BadInput
-from ..memory.inputs import check_json
-from .context import episodes_of
-from .entity_types import (
+from graphmem.api.context import episodes_of
+from graphmem.api.entity_types import (
     Episode,
     EpisodeInput,
     MappingVote,
@@ -25,6 +22,9 @@ from .entity_types import (
     Task,
     TaskHandle,
 )
+from graphmem.episodes import EpisodicMemory
+from graphmem.errors import BadInput
+from graphmem.memory.inputs import check_json
 
 
 def string_map(value: Any, field: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse
 from strawberry.extensions import MaskErrors
 from strawberry.schema.exceptions import InvalidOperationTypeError
 
-from ..errors import ErrorCode, GraphmemError
+from graphmem.errors import ErrorCode, GraphmemError
 
 log = logging.getLogger("graphmem.api")
 

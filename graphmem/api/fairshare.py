@@ -41,8 +41,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
-from ..cputime import metered
-from ..errors import RateLimited
+from graphmem.cputime import metered
+from graphmem.errors import RateLimited
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
-from ..errors import Unavailable
-from ..events import EventBus
-from .context import service_of
-from .types import EventFilter, MemoryEvent
+from graphmem.api.context import service_of
+from graphmem.api.types import EventFilter, MemoryEvent
+from graphmem.errors import Unavailable
+from graphmem.events import EventBus
 
 
 @strawberry.type

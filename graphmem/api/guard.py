@@ -36,8 +36,8 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.validation_rules.maybe_null import MaybeNullValidationRule
 from strawberry.schema.validation_rules.one_of import OneOfInputValidationRule
 
-from ..cputime import in_thread
-from .lengths import MAX_INT_DIGITS, long_integer, too_long
+from graphmem.api.lengths import MAX_INT_DIGITS, long_integer, too_long
+from graphmem.cputime import in_thread
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from typing import cast
 import strawberry
 from strawberry.scalars import JSON
 
-from .. import manager
-from ..manager import MemoryKind
-from ..models import MemoryType
-from ..stores import models
-from .entity_types import ScoredEpisode, UserEntity
-from .types import ScoredMemory
+from graphmem import manager
+from graphmem.api.entity_types import ScoredEpisode, UserEntity
+from graphmem.api.types import ScoredMemory
+from graphmem.manager import MemoryKind
+from graphmem.models import MemoryType
+from graphmem.stores import models
 
 strawberry.enum(MemoryKind, name="MemoryKind")
 

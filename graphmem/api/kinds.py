@@ -9,11 +9,9 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from ..manager import MemoryKind
-from ..settings import PersonaConfig
-from .context import id_or_none, manager_of, service_of, str_or_none
-from .entity_types import ScoredEpisode, UserEntity
-from .kind_types import (
+from graphmem.api.context import id_or_none, manager_of, service_of, str_or_none
+from graphmem.api.entity_types import ScoredEpisode, UserEntity
+from graphmem.api.kind_types import (
     Message,
     Persona,
     PersonaInput,
@@ -22,7 +20,9 @@ from .kind_types import (
     RememberResult,
     Retrieved,
 )
-from .types import ScoredMemory
+from graphmem.api.types import ScoredMemory
+from graphmem.manager import MemoryKind
+from graphmem.settings import PersonaConfig
 
 
 @strawberry.type

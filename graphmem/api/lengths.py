@@ -23,7 +23,7 @@ from graphql import (
     VariableNode,
 )
 
-from .. import jsonscan
+from graphmem import jsonscan
 
 #: characters; names are the GraphQL argument and input-field names
 FIELD_LIMITS: dict[str, int] = {

@@ -10,11 +10,11 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import waits
-from ..errors import ErrorCode, RateLimited
-from .auth import TENANT_SCOPE_KEY
-from .errors import error_response
-from .fairshare import FairShare
+from graphmem import waits
+from graphmem.api.auth import TENANT_SCOPE_KEY
+from graphmem.api.errors import error_response
+from graphmem.api.fairshare import FairShare
+from graphmem.errors import ErrorCode, RateLimited
 
 #: where BodyLimit leaves the body it read, for the middleware inside it
 BODY_SCOPE_KEY = "graphmem.body"

@@ -21,9 +21,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 
-from ..errors import BadInput, GraphmemError
-from ..memory import Memory, RecallQuery
-from .auth import TENANT_SCOPE_KEY
+from graphmem.api.auth import TENANT_SCOPE_KEY
+from graphmem.errors import BadInput, GraphmemError
+from graphmem.memory import Memory, RecallQuery
 
 log = logging.getLogger("graphmem.mcp")
 

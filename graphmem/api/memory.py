@@ -9,13 +9,8 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from ..errors import BadInput
-from ..memory import RecallQuery
-from ..memory.listing import MetadataMatch
-from ..models import MemoryType, Tier
-from ..retrieval import Retriever
-from .context import service_of, str_or_none
-from .types import (
+from graphmem.api.context import service_of, str_or_none
+from graphmem.api.types import (
     AddMemoryInput,
     EnrichmentStatus,
     ForgetUserResult,
@@ -32,6 +27,11 @@ from .types import (
     SpillResult,
     TierTypeStats,
 )
+from graphmem.errors import BadInput
+from graphmem.memory import RecallQuery
+from graphmem.memory.listing import MetadataMatch
+from graphmem.models import MemoryType, Tier
+from graphmem.retrieval import Retriever
 
 
 @strawberry.type

@@ -15,15 +15,15 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from .admission import AdmissionControl
-from .entities import EntityMutation, EntityQuery
-from .episodes import EpisodeMutation, EpisodeQuery
-from .errors import TypedErrors, typed_error
-from .feed import Subscription
-from .guard import DocumentGuard, Limits
-from .kinds import KindsMutation, KindsQuery
-from .memory import MemoryMutation, MemoryQuery
-from .task_transfer import TaskTransferMutation, TaskTransferQuery
+from graphmem.api.admission import AdmissionControl
+from graphmem.api.entities import EntityMutation, EntityQuery
+from graphmem.api.episodes import EpisodeMutation, EpisodeQuery
+from graphmem.api.errors import TypedErrors, typed_error
+from graphmem.api.feed import Subscription
+from graphmem.api.guard import DocumentGuard, Limits
+from graphmem.api.kinds import KindsMutation, KindsQuery
+from graphmem.api.memory import MemoryMutation, MemoryQuery
+from graphmem.api.task_transfer import TaskTransferMutation, TaskTransferQuery
 
 
 # The SDL lists the fragments' fields in base order, so memory's core operations come first.

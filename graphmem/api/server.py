@@ -16,7 +16,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ..settings import Settings
+from graphmem.settings import Settings
 
 
 class HeaderDeadlineProtocol(HttpToolsProtocol):

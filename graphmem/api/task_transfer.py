@@ -11,14 +11,14 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from ..errors import BadInput
-from ..memory.inputs import check_json
-from ..models import as_utc
-from ..patterns import StepStatus
-from ..stores import models
-from .context import episodes_of
-from .entity_types import Episode, Task
-from .episodes import string_map, task_read
+from graphmem.api.context import episodes_of
+from graphmem.api.entity_types import Episode, Task
+from graphmem.api.episodes import string_map, task_read
+from graphmem.errors import BadInput
+from graphmem.memory.inputs import check_json
+from graphmem.models import as_utc
+from graphmem.patterns import StepStatus
+from graphmem.stores import models
 
 
 @strawberry.type(description="A task with its episodes: one task of an owner's export")

@@ -10,12 +10,12 @@ from typing import Any, cast
 import strawberry
 from strawberry.scalars import JSON
 
-from .. import models
-from ..events import EventKind
-from ..memory import listing
-from ..models import MemoryType, Tier
-from ..retrieval import Retriever
-from ..settings import MemoryConfig
+from graphmem import models
+from graphmem.events import EventKind
+from graphmem.memory import listing
+from graphmem.models import MemoryType, Tier
+from graphmem.retrieval import Retriever
+from graphmem.settings import MemoryConfig
 
 # Registers the domain enums as GraphQL enums (strawberry annotates the class in place).
 strawberry.enum(MemoryType, name="MemoryType")

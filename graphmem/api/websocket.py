@@ -22,7 +22,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
     SubscribeMessage,
 )
 
-from ..errors import RateLimited
+from graphmem.errors import RateLimited
 
 
 class TenantSubscriptions:

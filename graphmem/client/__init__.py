@@ -9,8 +9,8 @@ feed). It knows nothing of the server's code: it speaks only the API.
         print(gm.recall("what was the budget?", session_id="demo").items[0].content)
 """
 
-from .aio import AsyncGraphmem
-from .errors import (
+from graphmem.client.aio import AsyncGraphmem
+from graphmem.client.errors import (
     BadInput,
     Forbidden,
     GraphmemError,
@@ -21,7 +21,7 @@ from .errors import (
     Unauthenticated,
     Unavailable,
 )
-from .models import (
+from graphmem.client.models import (
     Enrichment,
     Episode,
     Event,
@@ -40,9 +40,9 @@ from .models import (
     TierStatus,
     UserEntity,
 )
-from .operations import memory_input as memory
-from .sync import Graphmem
-from .transport import Retry
+from graphmem.client.operations import memory_input as memory
+from graphmem.client.sync import Graphmem
+from graphmem.client.transport import Retry
 
 __all__ = [
     "AsyncGraphmem",

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 import httpx
 
-from . import operations as ops
-from .errors import Internal, Unauthenticated, Unavailable, from_graphql
-from .models import (
+from graphmem.client import operations as ops
+from graphmem.client.errors import Internal, Unauthenticated, Unavailable, from_graphql
+from graphmem.client.models import (
     Enrichment,
     Episode,
     Event,
@@ -30,7 +30,7 @@ from .models import (
     TaskPage,
     UserEntity,
 )
-from .transport import (
+from graphmem.client.transport import (
     JSON_HEADERS,
     Retry,
     auth_headers,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from .models import (
+from graphmem.client.models import (
     Enrichment,
     Episode,
     ImportedTask,

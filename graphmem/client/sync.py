@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 import httpx
 
-from . import operations as ops
-from .errors import Unavailable
-from .models import (
+from graphmem.client import operations as ops
+from graphmem.client.errors import Unavailable
+from graphmem.client.models import (
     Enrichment,
     Episode,
     ImportedTask,
@@ -28,7 +28,7 @@ from .models import (
     TaskPage,
     UserEntity,
 )
-from .transport import (
+from graphmem.client.transport import (
     JSON_HEADERS,
     Retry,
     auth_headers,

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from .errors import BadInput, GraphmemError, Internal, Unavailable, from_graphql
-from .operations import Op
+from graphmem.client.errors import BadInput, GraphmemError, Internal, Unavailable, from_graphql
+from graphmem.client.operations import Op
 
 T = TypeVar("T")
 

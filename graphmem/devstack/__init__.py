@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..settings import Settings
-from .cluster import RedisClusterLauncher
-from .neo4j import Neo4jLauncher
-from .redis import RedisLauncher
+from graphmem.devstack.cluster import RedisClusterLauncher
+from graphmem.devstack.neo4j import Neo4jLauncher
+from graphmem.devstack.redis import RedisLauncher
+from graphmem.settings import Settings
 
 
 @dataclass

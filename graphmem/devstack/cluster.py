@@ -9,10 +9,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigurationError
-from ..settings import Settings
-from .process import wait_until
-from .redis import REDIS_FIX, RedisLauncher
+from graphmem.devstack.process import wait_until
+from graphmem.devstack.redis import REDIS_FIX, RedisLauncher
+from graphmem.errors import ConfigurationError
+from graphmem.settings import Settings
 
 MASTERS = 3
 REPLICAS_PER_MASTER = 1

@@ -13,10 +13,10 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..enrich.jarmodels import JarModel
-from ..errors import ConfigurationError
-from .neo4j import MAVEN_FIX
-from .process import require_binary
+from graphmem.devstack.neo4j import MAVEN_FIX
+from graphmem.devstack.process import require_binary
+from graphmem.enrich.jarmodels import JarModel
+from graphmem.errors import ConfigurationError
 
 #: resolves a model's jar into a folder and returns its path (Maven by default)
 Fetch = Callable[[JarModel, Path], Path]

@@ -17,9 +17,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigurationError
-from ..settings import Settings
-from .process import alive, port_open, read_pid, require_binary, spawn, stop_pid, wait_until
+from graphmem.devstack.process import (
+    alive,
+    port_open,
+    read_pid,
+    require_binary,
+    spawn,
+    stop_pid,
+    wait_until,
+)
+from graphmem.errors import ConfigurationError
+from graphmem.settings import Settings
 
 POM = Path(__file__).resolve().parent / "neo4j" / "pom.xml"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
@@ -210,7 +218,7 @@ class Neo4jLauncher:
         from neo4j import GraphDatabase
         from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
-        from ..cypher import library
+        from graphmem.cypher import library
 
         cypher = library()
         s = self.settings

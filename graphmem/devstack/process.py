@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..errors import ConfigurationError
+from graphmem.errors import ConfigurationError
 
 
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:

@@ -9,9 +9,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigurationError
-from ..settings import Settings
-from .process import alive, port_open, read_pid, spawn, stop_pid, wait_until
+from graphmem.devstack.process import alive, port_open, read_pid, spawn, stop_pid, wait_until
+from graphmem.errors import ConfigurationError
+from graphmem.settings import Settings
 
 REDIS_FIX = "install it with: apt-get install -y redis-server"
 

@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import ConfigurationError
-from .embed import (
+from graphmem.enrich.embed import (
     BATCH_TOKENS,
     Vectors,
     embed_by_length,
@@ -33,7 +32,8 @@ from .embed import (
     run_encoder,
     truncating_tokenizer,
 )
-from .jarmodels import BGE_QUERY_PREFIX, JAR_MODELS
+from graphmem.enrich.jarmodels import BGE_QUERY_PREFIX, JAR_MODELS
+from graphmem.errors import ConfigurationError
 
 
 def cls_normalise(hidden: Vectors, mask: npt.NDArray[np.int64]) -> Vectors:

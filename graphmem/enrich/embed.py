@@ -35,8 +35,8 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
-from ..errors import ConfigurationError
-from .tokens import MODEL_PACKAGE, new_tokenizer
+from graphmem.enrich.tokens import MODEL_PACKAGE, new_tokenizer
+from graphmem.errors import ConfigurationError
 
 Vectors = npt.NDArray[np.float32]
 
@@ -494,7 +494,7 @@ def make_embedder(
     if name == "minilm-fp32":
         return MiniLMFp32Embedder()  # BLAS threads: OPENBLAS_NUM_THREADS
     if name in ("bge-small-int8", "bge-small-fp32"):
-        from .bge import BgeSmallEmbedder
+        from graphmem.enrich.bge import BgeSmallEmbedder
 
         return BgeSmallEmbedder(models_dir or Path(".graphmem/models"), name, threads, arena=arena)
     raise ConfigurationError(f"unknown embedder {name!r}; available: {', '.join(EMBEDDERS)}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigurationError
+from graphmem.errors import ConfigurationError
 
 #: bge's instruction for queries (its model card): documents are embedded as they are,
 #: a search query with this before it.

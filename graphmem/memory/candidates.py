@@ -15,12 +15,12 @@ from typing import Protocol, cast
 
 import numpy as np
 
-from ..enrich.sentences import best_cosines
-from ..models import MemoryItem, MemoryType
-from ..stores import GraphSearch
-from ..stores.models import MemoryRows
-from .enrichment import discard
-from .scopeview import F32, U32, ScopeView, Turn
+from graphmem.enrich.sentences import best_cosines
+from graphmem.memory.enrichment import discard
+from graphmem.memory.scopeview import F32, U32, ScopeView, Turn
+from graphmem.models import MemoryItem, MemoryType
+from graphmem.stores import GraphSearch
+from graphmem.stores.models import MemoryRows
 
 
 class Near(Protocol):

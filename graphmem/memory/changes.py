@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..models import MemoryItem
-from ..stores import ScopeVersions
+from graphmem.models import MemoryItem
+from graphmem.stores import ScopeVersions
 
 #: (memory id, session id, user id or None): where a changed memory lives
 Located = tuple[str, str | None, str | None]

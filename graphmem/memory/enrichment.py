@@ -17,15 +17,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..cputime import in_thread
-from ..enrich import lexical
-from ..enrich.embed import Embedder
-from ..enrich.ner import Extraction
-from ..enrich.sentences import embed_memories, pack, split_sentences
-from ..entities import EntityMemory
-from ..models import MemoryItem
-from ..stores import HotTier
-from ..stores.models import Enriched
+from graphmem.cputime import in_thread
+from graphmem.enrich import lexical
+from graphmem.enrich.embed import Embedder
+from graphmem.enrich.ner import Extraction
+from graphmem.enrich.sentences import embed_memories, pack, split_sentences
+from graphmem.entities import EntityMemory
+from graphmem.models import MemoryItem
+from graphmem.stores import HotTier
+from graphmem.stores.models import Enriched
 
 Vectors = dict[str, list[float]]
 GraphVectors = tuple[Vectors, dict[str, bytes | None]]

@@ -18,9 +18,9 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..enrich.sentences import Embedded
-from ..models import MemoryItem
-from ..stores.models import EnrichmentJob
+from graphmem.enrich.sentences import Embedded
+from graphmem.models import MemoryItem
+from graphmem.stores.models import EnrichmentJob
 
 #: what an item costs beside its characters (a call's fixed work, spread over its items)
 ITEM_OVERHEAD_CHARS = 200

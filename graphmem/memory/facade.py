@@ -7,19 +7,37 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from ..enrich import lexical
-from ..enrich.embed import Embedder
-from ..enrich.tokens import TokenCounter
-from ..entities import EntityMemory
-from ..episodes import EpisodicMemory
-from ..errors import Unavailable
-from ..events import EventBus, NullBus
-from ..metrics import Metrics
-from ..models import EmbeddingSpace, analysis, scope_tokens
-from ..policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
-from ..retrieval import Weights, weights_for
-from ..settings import MemoryConfig
-from ..stores import (
+from graphmem.enrich import lexical
+from graphmem.enrich.embed import Embedder
+from graphmem.enrich.tokens import TokenCounter
+from graphmem.entities import EntityMemory
+from graphmem.episodes import EpisodicMemory
+from graphmem.errors import Unavailable
+from graphmem.events import EventBus, NullBus
+from graphmem.memory.admission import Admission, AdmissionLimits
+from graphmem.memory.changes import ScopeChanges
+from graphmem.memory.enrichment import Enrichment
+from graphmem.memory.ingest import Ingest
+from graphmem.memory.inputs import Inputs, Limits
+from graphmem.memory.listing import Listing
+from graphmem.memory.maintenance import Maintenance
+from graphmem.memory.promotion import Promotion
+from graphmem.memory.ranking import Ranker
+from graphmem.memory.recall import Recall
+from graphmem.memory.removal import Removal
+from graphmem.memory.reporting import Reporting
+from graphmem.memory.scopecache import ScopeCache
+from graphmem.memory.sessions import Sessions
+from graphmem.memory.spaces import TenantSpaces
+from graphmem.memory.spill import Spiller
+from graphmem.memory.worker import EnrichmentWorker
+from graphmem.memory.writebehind import WriteBehind
+from graphmem.metrics import Metrics
+from graphmem.models import EmbeddingSpace, analysis, scope_tokens
+from graphmem.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
+from graphmem.retrieval import Weights, weights_for
+from graphmem.settings import MemoryConfig
+from graphmem.stores import (
     AdmissionStore,
     EnrichmentQueue,
     GraphStore,
@@ -28,28 +46,10 @@ from ..stores import (
     ScopeVersions,
     WorkingStore,
 )
-from ..working import WorkingMemory
-from .admission import Admission, AdmissionLimits
-from .changes import ScopeChanges
-from .enrichment import Enrichment
-from .ingest import Ingest
-from .inputs import Inputs, Limits
-from .listing import Listing
-from .maintenance import Maintenance
-from .promotion import Promotion
-from .ranking import Ranker
-from .recall import Recall
-from .removal import Removal
-from .reporting import Reporting
-from .scopecache import ScopeCache
-from .sessions import Sessions
-from .spaces import TenantSpaces
-from .spill import Spiller
-from .worker import EnrichmentWorker
-from .writebehind import WriteBehind
+from graphmem.working import WorkingMemory
 
 if TYPE_CHECKING:
-    from ..manager import MemoryManager
+    from graphmem.manager import MemoryManager
 
 log = logging.getLogger("graphmem.memory")
 

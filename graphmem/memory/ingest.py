@@ -12,18 +12,18 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from ..enrich.tokens import TokenCounter
-from ..errors import BadInput, GraphmemError
-from ..events import EventBus, EventKind, NullBus
-from ..metrics import Metrics
-from ..models import EmbeddingSpace, MemoryItem, Tier, content_hash, utcnow
-from ..policy import MemoryRules
-from ..settings import MemoryConfig
-from ..stores import EnrichmentQueue, GraphStore, HotTier
-from .admission import Admission
-from .inputs import AddMemory, Inputs
-from .sessions import Sessions
-from .spill import Spiller
+from graphmem.enrich.tokens import TokenCounter
+from graphmem.errors import BadInput, GraphmemError
+from graphmem.events import EventBus, EventKind, NullBus
+from graphmem.memory.admission import Admission
+from graphmem.memory.inputs import AddMemory, Inputs
+from graphmem.memory.sessions import Sessions
+from graphmem.memory.spill import Spiller
+from graphmem.metrics import Metrics
+from graphmem.models import EmbeddingSpace, MemoryItem, Tier, content_hash, utcnow
+from graphmem.policy import MemoryRules
+from graphmem.settings import MemoryConfig
+from graphmem.stores import EnrichmentQueue, GraphStore, HotTier
 
 log = logging.getLogger("graphmem.memory")
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .. import jsonscan
-from ..errors import BadInput
-from ..models import MemoryItem, MemoryType, Tier, as_utc
-from ..retrieval import Retriever
-from ..settings import ID_PATTERN
+from graphmem import jsonscan
+from graphmem.errors import BadInput
+from graphmem.models import MemoryItem, MemoryType, Tier, as_utc
+from graphmem.retrieval import Retriever
+from graphmem.settings import ID_PATTERN
 
 
 class Limits(BaseModel):

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BadInput
-from ..models import MemoryItem
-from ..stores import GraphStore, HotTier
-from .inputs import Inputs
+from graphmem.errors import BadInput
+from graphmem.memory.inputs import Inputs
+from graphmem.models import MemoryItem
+from graphmem.stores import GraphStore, HotTier
 
 Cursor = tuple[int, str]
 START: Cursor = (-1, "")

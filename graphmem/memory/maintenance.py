@@ -24,14 +24,14 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
-from ..errors import GraphmemError
-from ..models import utcnow
-from ..policy import DemotionPolicy
-from ..settings import MemoryConfig
-from ..stores import GraphStore, HotTier, Leases
-from .changes import ScopeChanges
-from .sessions import Sessions
-from .spill import Spiller
+from graphmem.errors import GraphmemError
+from graphmem.memory.changes import ScopeChanges
+from graphmem.memory.sessions import Sessions
+from graphmem.memory.spill import Spiller
+from graphmem.models import utcnow
+from graphmem.policy import DemotionPolicy
+from graphmem.settings import MemoryConfig
+from graphmem.stores import GraphStore, HotTier, Leases
 
 log = logging.getLogger("graphmem.memory")
 T = TypeVar("T")

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import NotFound
-from ..events import EventBus, EventKind, NullBus
-from ..metrics import Metrics
-from ..models import MemoryItem, Tier, utcnow
-from ..policy import MemoryRules
-from ..settings import MemoryConfig
-from ..stores import GraphStore, HotTier
-from .changes import ScopeChanges
-from .inputs import Inputs
-from .sessions import Sessions
-from .spill import Spiller
+from graphmem.errors import NotFound
+from graphmem.events import EventBus, EventKind, NullBus
+from graphmem.memory.changes import ScopeChanges
+from graphmem.memory.inputs import Inputs
+from graphmem.memory.sessions import Sessions
+from graphmem.memory.spill import Spiller
+from graphmem.metrics import Metrics
+from graphmem.models import MemoryItem, Tier, utcnow
+from graphmem.policy import MemoryRules
+from graphmem.settings import MemoryConfig
+from graphmem.stores import GraphStore, HotTier
 
 
 class Promotion:

@@ -20,12 +20,18 @@ from typing import cast
 
 import numpy as np
 
-from ..cputime import in_thread
-from ..enrich import lexical
-from ..enrich.embed import Embedder, embed_queries
-from ..entities import EntityMemory
-from ..models import MemoryItem, query_scope_tokens
-from ..retrieval import (
+from graphmem.cputime import in_thread
+from graphmem.enrich import lexical
+from graphmem.enrich.embed import Embedder, embed_queries
+from graphmem.entities import EntityMemory
+from graphmem.memory.candidates import Scope, Sources, TextQuery, from_graph, from_view
+from graphmem.memory.enrichment import discard
+from graphmem.memory.inputs import Inputs, RecallQuery
+from graphmem.memory.scopecache import ScopeCache
+from graphmem.memory.scopeview import F32, Turn
+from graphmem.memory.spaces import TenantSpaces
+from graphmem.models import MemoryItem, query_scope_tokens
+from graphmem.retrieval import (
     STOPWORDS,
     Retriever,
     Weights,
@@ -36,14 +42,8 @@ from ..retrieval import (
     lucene_query,
     query_weights,
 )
-from ..stores import GraphStore
-from ..stores.models import MemoryRows
-from .candidates import Scope, Sources, TextQuery, from_graph, from_view
-from .enrichment import discard
-from .inputs import Inputs, RecallQuery
-from .scopecache import ScopeCache
-from .scopeview import F32, Turn
-from .spaces import TenantSpaces
+from graphmem.stores import GraphStore
+from graphmem.stores.models import MemoryRows
 
 #: how many more than ``limit`` of the leading candidates a graph search reads as items
 #: beside their neighbours (fewer: more searches need a read of their own; more: bytes)

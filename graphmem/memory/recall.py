@@ -7,17 +7,17 @@ import time
 
 import numpy as np
 
-from ..events import EventBus, EventKind, NullBus
-from ..metrics import Metrics
-from ..models import MemoryItem, RecallResult, ScoredMemory, Tier, utcnow
-from ..settings import MemoryConfig
-from ..stores import GraphStore, HotTier
-from .changes import ScopeChanges
-from .enrichment import Enrichment
-from .inputs import RecallQuery
-from .promotion import Promotion
-from .ranking import Ranker
-from .sessions import Sessions
+from graphmem.events import EventBus, EventKind, NullBus
+from graphmem.memory.changes import ScopeChanges
+from graphmem.memory.enrichment import Enrichment
+from graphmem.memory.inputs import RecallQuery
+from graphmem.memory.promotion import Promotion
+from graphmem.memory.ranking import Ranker
+from graphmem.memory.sessions import Sessions
+from graphmem.metrics import Metrics
+from graphmem.models import MemoryItem, RecallResult, ScoredMemory, Tier, utcnow
+from graphmem.settings import MemoryConfig
+from graphmem.stores import GraphStore, HotTier
 
 
 class Recall:

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..cputime import in_thread
-from ..enrich.embed import Embedder
-from ..enrich.sentences import embed_memories
-from ..models import EmbeddingSpace, vector_row
-from ..stores import GraphSpaces
-from .changes import ScopeChanges
+from graphmem.cputime import in_thread
+from graphmem.enrich.embed import Embedder
+from graphmem.enrich.sentences import embed_memories
+from graphmem.memory.changes import ScopeChanges
+from graphmem.models import EmbeddingSpace, vector_row
+from graphmem.stores import GraphSpaces
 
 #: (memories with the new model's vectors or next vectors, memories of the tenant)
 Progress = Callable[[int, int], None]

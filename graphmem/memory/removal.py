@@ -7,15 +7,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..entities import EntityMemory
-from ..events import EventBus, EventKind, NullBus
-from ..models import utcnow
-from ..retention import PrunePolicy
-from ..retention import select as retention_select
-from ..stores import GraphStore, HotTier
-from .changes import ScopeChanges
-from .inputs import Inputs, bad_input
-from .sessions import Sessions
+from graphmem.entities import EntityMemory
+from graphmem.events import EventBus, EventKind, NullBus
+from graphmem.memory.changes import ScopeChanges
+from graphmem.memory.inputs import Inputs, bad_input
+from graphmem.memory.sessions import Sessions
+from graphmem.models import utcnow
+from graphmem.retention import PrunePolicy
+from graphmem.retention import select as retention_select
+from graphmem.stores import GraphStore, HotTier
 
 
 class Removal:

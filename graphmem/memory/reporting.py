@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..errors import BadInput
-from ..models import EnrichmentStatus, HotStatus, MemoryItem, MemoryStatus, Suggestion, Tier
-from ..stores import EnrichmentQueue, GraphStore, HotTier
-from .inputs import Inputs
-from .sessions import Sessions
-from .spill import Spiller, spill_order
-from .worker import EnrichmentWorker
+from graphmem.errors import BadInput
+from graphmem.memory.inputs import Inputs
+from graphmem.memory.sessions import Sessions
+from graphmem.memory.spill import Spiller, spill_order
+from graphmem.memory.worker import EnrichmentWorker
+from graphmem.models import EnrichmentStatus, HotStatus, MemoryItem, MemoryStatus, Suggestion, Tier
+from graphmem.stores import EnrichmentQueue, GraphStore, HotTier
 
 
 class Reporting:

@@ -27,12 +27,12 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ..cputime import in_thread
-from ..errors import GraphmemError
-from ..stores import GraphSearch, ScopeVersions
-from ..stores.models import MemoryRows, ScopeTooLarge
-from .changes import scope_key
-from .scopeview import Pages, ScopeView
+from graphmem.cputime import in_thread
+from graphmem.errors import GraphmemError
+from graphmem.memory.changes import scope_key
+from graphmem.memory.scopeview import Pages, ScopeView
+from graphmem.stores import GraphSearch, ScopeVersions
+from graphmem.stores.models import MemoryRows, ScopeTooLarge
 
 log = logging.getLogger("graphmem.memory")
 K = TypeVar("K", bound=Hashable)

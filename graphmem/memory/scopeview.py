@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..models import MemoryType, Tier
-from ..stores.models import MemoryRows
+from graphmem.models import MemoryType, Tier
+from graphmem.stores.models import MemoryRows
 
 F32 = npt.NDArray[np.float32]
 F16 = npt.NDArray[np.float16]

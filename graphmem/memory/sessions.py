@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import BadInput
-from ..settings import SESSION_OVERRIDABLE, MemoryConfig
-from ..stores import HotTier
-from .inputs import Inputs, bad_input
+from graphmem.errors import BadInput
+from graphmem.memory.inputs import Inputs, bad_input
+from graphmem.settings import SESSION_OVERRIDABLE, MemoryConfig
+from graphmem.stores import HotTier
 
 log = logging.getLogger("graphmem.memory")
 

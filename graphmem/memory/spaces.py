@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 
-from ..errors import Unavailable
-from ..models import EmbeddingSpace
-from ..stores import GraphSpaces
+from graphmem.errors import Unavailable
+from graphmem.models import EmbeddingSpace
+from graphmem.stores import GraphSpaces
 
 
 class TenantSpaces:

@@ -16,17 +16,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from .. import waits
-from ..errors import BadInput, NotFound, Unavailable
-from ..events import EventBus, EventKind, NullBus
-from ..metrics import Metrics
-from ..models import EmbeddingSpace, MemoryItem, SpillResult, Tier
-from ..settings import MemoryConfig
-from ..stores import GraphStore, HotTier
-from .changes import ScopeChanges
-from .enrichment import Enrichment, discard
-from .inputs import Inputs, stored_problem
-from .sessions import Sessions
+from graphmem import waits
+from graphmem.errors import BadInput, NotFound, Unavailable
+from graphmem.events import EventBus, EventKind, NullBus
+from graphmem.memory.changes import ScopeChanges
+from graphmem.memory.enrichment import Enrichment, discard
+from graphmem.memory.inputs import Inputs, stored_problem
+from graphmem.memory.sessions import Sessions
+from graphmem.metrics import Metrics
+from graphmem.models import EmbeddingSpace, MemoryItem, SpillResult, Tier
+from graphmem.settings import MemoryConfig
+from graphmem.stores import GraphStore, HotTier
 
 log = logging.getLogger("graphmem.memory")
 T = TypeVar("T")

@@ -49,12 +49,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from ..enrich.sentences import MAX_SENTENCES
-from ..errors import GraphmemError, Unavailable
-from ..stores import EnrichmentQueue
-from ..stores.models import EnrichmentJob
-from .enrichturns import CostRate, Piece, Turns, next_call
-from .writebehind import WriteBehind
+from graphmem.enrich.sentences import MAX_SENTENCES
+from graphmem.errors import GraphmemError, Unavailable
+from graphmem.memory.enrichturns import CostRate, Piece, Turns, next_call
+from graphmem.memory.writebehind import WriteBehind
+from graphmem.stores import EnrichmentQueue
+from graphmem.stores.models import EnrichmentJob
 
 log = logging.getLogger("graphmem.worker")
 T = TypeVar("T")

@@ -22,15 +22,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from ..cputime import in_thread
-from ..enrich.embed import Embedder
-from ..enrich.sentences import Embedded, embed_memories, pack
-from ..entities import EntityMemory
-from ..models import EmbeddingSpace, MemoryItem, vector_row
-from ..stores import GraphStore, HotTier
-from ..stores.models import Enriched, EnrichmentJob
-from .changes import ScopeChanges
-from .sessions import Sessions
+from graphmem.cputime import in_thread
+from graphmem.enrich.embed import Embedder
+from graphmem.enrich.sentences import Embedded, embed_memories, pack
+from graphmem.entities import EntityMemory
+from graphmem.memory.changes import ScopeChanges
+from graphmem.memory.sessions import Sessions
+from graphmem.models import EmbeddingSpace, MemoryItem, vector_row
+from graphmem.stores import GraphStore, HotTier
+from graphmem.stores.models import Enriched, EnrichmentJob
 
 log = logging.getLogger("graphmem.worker")
 

@@ -18,9 +18,9 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from ..models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
-from ..settings import PersonaConfig
-from .models import (
+from graphmem.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
+from graphmem.settings import PersonaConfig
+from graphmem.stores.models import (
     AliasRule,
     Enriched,
     EnrichmentJob,

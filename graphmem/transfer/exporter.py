@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from ..client import Graphmem, MemoryItem
-from .sources import IMPORT_ID
+from graphmem.client import Graphmem, MemoryItem
+from graphmem.transfer.sources import IMPORT_ID
 
 
 def memory_line(item: MemoryItem) -> dict[str, Any]:

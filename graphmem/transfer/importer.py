@@ -23,8 +23,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..client import BadInput, Graphmem, MemoryItem, NotFound
-from .sources import IMPORT_ID, Entry, Record, Skipped, TaskEntry, entries
+from graphmem.client import BadInput, Graphmem, MemoryItem, NotFound
+from graphmem.transfer.sources import IMPORT_ID, Entry, Record, Skipped, TaskEntry, entries
 
 #: how long the import follows a backlog that no worker is there to take
 NO_WORKER_SECONDS = 10.0

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .assets import VENDOR, installed
+from graphmem.api.ide.assets import VENDOR, installed
 
 STATIC = Path(__file__).resolve().parent / "static"
 PREFIX = "/graphql/ide/"

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import ConfigurationError
+from graphmem.errors import ConfigurationError
 
 #: where the fetched files live: inside the package, beside the page that loads them
 VENDOR = Path(__file__).resolve().parent / "vendor"

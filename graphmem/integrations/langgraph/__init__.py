@@ -9,7 +9,7 @@
 How namespaces and keys map to graphmem is in ``namespaces.py`` and docs/integrations.md.
 """
 
-from .namespaces import namespace_of, session_of, user_of
-from .store import GraphmemStore
+from graphmem.integrations.langgraph.namespaces import namespace_of, session_of, user_of
+from graphmem.integrations.langgraph.store import GraphmemStore
 
 __all__ = ["GraphmemStore", "namespace_of", "session_of", "user_of"]

@@ -31,9 +31,14 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from ...client import AsyncGraphmem, MemoryItem
-from .namespaces import namespace_of, session_of, session_prefix, user_of
-from .values import passes, text_of
+from graphmem.client import AsyncGraphmem, MemoryItem
+from graphmem.integrations.langgraph.namespaces import (
+    namespace_of,
+    session_of,
+    session_prefix,
+    user_of,
+)
+from graphmem.integrations.langgraph.values import passes, text_of
 
 KEY, VALUE, CREATED, INDEXED = "lgKey", "lgValue", "lgCreatedAt", "lgIndexed"
 T = TypeVar("T")

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..models import AliasRule, EntityDetail, MergeResult, UserEntity
-from . import records as parse
-from .session import Neo4jSession
+from graphmem.stores.models import AliasRule, EntityDetail, MergeResult, UserEntity
+from graphmem.stores.neo4j import records as parse
+from graphmem.stores.neo4j.session import Neo4jSession
 
 
 class Neo4jEntityStore:

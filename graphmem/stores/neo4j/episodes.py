@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..models import (
+from graphmem.stores.models import (
     Episode,
     EpisodeSteps,
     OwnedTask,
@@ -18,8 +18,8 @@ from ..models import (
     Transfer,
     TransferOutcome,
 )
-from . import records as parse
-from .session import Neo4jSession
+from graphmem.stores.neo4j import records as parse
+from graphmem.stores.neo4j.session import Neo4jSession
 
 
 class Neo4jEpisodeStore:

@@ -16,8 +16,8 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from ...models import tenant_fulltext
-from .session import Neo4jSession
+from graphmem.models import tenant_fulltext
+from graphmem.stores.neo4j.session import Neo4jSession
 
 _NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 MIGRATION = "tenant-fulltext-indexes"

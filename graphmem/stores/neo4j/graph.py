@@ -13,16 +13,16 @@ from typing import Any
 from neo4j import AsyncDriver
 from neo4j.api import AsyncBookmarkManager
 
-from ...cypher import CypherLibrary
-from ...models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem, pack_vector
-from .. import GraphScans, GraphSearch, GraphSpaces
-from . import record_fields
-from .fulltext import TenantFulltext
-from .records import memory_item, parsed
-from .scans import Neo4jGraphScans
-from .search import Neo4jGraphSearch
-from .session import Neo4jSession
-from .spaces import Neo4jSpaces
+from graphmem.cypher import CypherLibrary
+from graphmem.models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem, pack_vector
+from graphmem.stores import GraphScans, GraphSearch, GraphSpaces
+from graphmem.stores.neo4j import record_fields
+from graphmem.stores.neo4j.fulltext import TenantFulltext
+from graphmem.stores.neo4j.records import memory_item, parsed
+from graphmem.stores.neo4j.scans import Neo4jGraphScans
+from graphmem.stores.neo4j.search import Neo4jGraphSearch
+from graphmem.stores.neo4j.session import Neo4jSession
+from graphmem.stores.neo4j.spaces import Neo4jSpaces
 
 VECTOR_BYTES_MIGRATION = "memory-vector-bytes"
 SPACES_MIGRATION = "embedding-spaces"

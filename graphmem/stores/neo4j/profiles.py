@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...settings import PersonaConfig
-from ..models import StoredRecord
-from . import record_fields
-from . import records as parse
-from .session import Neo4jSession
+from graphmem.settings import PersonaConfig
+from graphmem.stores.models import StoredRecord
+from graphmem.stores.neo4j import record_fields
+from graphmem.stores.neo4j import records as parse
+from graphmem.stores.neo4j.session import Neo4jSession
 
 
 class Neo4jProfileStore:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .session import Neo4jSession
+from graphmem.stores.neo4j.session import Neo4jSession
 
 MIGRATION = "record-field-tokens"
 

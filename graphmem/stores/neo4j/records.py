@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from ...models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
-from ...settings import PersonaConfig
-from ..models import (
+from graphmem.models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
+from graphmem.settings import PersonaConfig
+from graphmem.stores.models import (
     AliasRule,
     CoOccurrence,
     Entity,

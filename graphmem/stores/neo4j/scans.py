@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ...models import MemoryItem, Tier, TierCount
-from .records import memory_item, parsed
-from .session import Neo4jSession
+from graphmem.models import MemoryItem, Tier, TierCount
+from graphmem.stores.neo4j.records import memory_item, parsed
+from graphmem.stores.neo4j.session import Neo4jSession
 
 
 class Neo4jGraphScans:

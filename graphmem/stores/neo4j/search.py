@@ -19,14 +19,14 @@ from typing import Any
 
 import neo4j
 
-from ...enrich import lexical
-from ...errors import GraphmemError, Unavailable
-from ...models import MemoryItem, MemoryType, Tier, pack_vector
-from ..models import MemoryRows, ScopeTooLarge
-from .fulltext import TenantFulltext
-from .records import ParsedOnRead, memory_item
-from .session import Neo4jSession
-from .vectorindex import SHARED_INDEX, TenantVectorIndexes
+from graphmem.enrich import lexical
+from graphmem.errors import GraphmemError, Unavailable
+from graphmem.models import MemoryItem, MemoryType, Tier, pack_vector
+from graphmem.stores.models import MemoryRows, ScopeTooLarge
+from graphmem.stores.neo4j.fulltext import TenantFulltext
+from graphmem.stores.neo4j.records import ParsedOnRead, memory_item
+from graphmem.stores.neo4j.session import Neo4jSession
+from graphmem.stores.neo4j.vectorindex import SHARED_INDEX, TenantVectorIndexes
 
 log = logging.getLogger("graphmem.search")
 

@@ -23,8 +23,8 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from ...cypher import CypherLibrary
-from ...errors import BadInput, GraphmemError, Unavailable
+from graphmem.cypher import CypherLibrary
+from graphmem.errors import BadInput, GraphmemError, Unavailable
 
 log = logging.getLogger("graphmem.stores")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...models import EmbeddingSpace
-from .session import Neo4jSession
+from graphmem.models import EmbeddingSpace
+from graphmem.stores.neo4j.session import Neo4jSession
 
 
 class Neo4jSpaces:

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 from neo4j.exceptions import ClientError
 
-from ...errors import GraphmemError
-from ...models import tenant_vector_index
-from .fulltext import TenantFulltext, create_tenant_index
-from .session import Neo4jSession
+from graphmem.errors import GraphmemError
+from graphmem.models import tenant_vector_index
+from graphmem.stores.neo4j.fulltext import TenantFulltext, create_tenant_index
+from graphmem.stores.neo4j.session import Neo4jSession
 
 log = logging.getLogger("graphmem.search")
 

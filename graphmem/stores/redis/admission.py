@@ -15,8 +15,8 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from .keys import call, session_keys
-from .working import task_key
+from graphmem.stores.redis.keys import call, session_keys
+from graphmem.stores.redis.working import task_key
 
 # Fixed one-second window: the cost counted in this second, expiring shortly after it.
 _HIT = """

@@ -28,7 +28,7 @@ from neo4j import AsyncGraphDatabase, Bookmarks
 from neo4j.api import AsyncBookmarkManager
 from redis.asyncio import Redis
 
-from .keys import is_redis_failure
+from graphmem.stores.redis.keys import is_redis_failure
 
 log = logging.getLogger("graphmem.stores")
 

@@ -11,9 +11,9 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from ..models import Message
-from .hot import RedisHotTier
-from .keys import session_keys
+from graphmem.stores.models import Message
+from graphmem.stores.redis.hot import RedisHotTier
+from graphmem.stores.redis.keys import session_keys
 
 
 class RedisConversationStore:

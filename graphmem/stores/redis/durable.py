@@ -21,8 +21,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import MovedError, RedisError, TryAgainError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ...errors import Unavailable
-from .keys import is_redis_failure
+from graphmem.errors import Unavailable
+from graphmem.stores.redis.keys import is_redis_failure
 
 #: how often a write is tried while a failover moves its slot to another master
 _ATTEMPTS = 8

@@ -23,15 +23,15 @@ import numpy as np
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from ...models import LEGACY_EMBEDDING_MODEL, MemoryItem
-from .. import SessionIndex, SessionLocks
-from ..models import Enriched
-from .client import connect
-from .durable import ReplicaWait
-from .index import RedisSessionIndex
-from .keys import call, session_keys, tenant_keys
-from .layout import upgrade
-from .locks import RedisSessionLocks
+from graphmem.models import LEGACY_EMBEDDING_MODEL, MemoryItem
+from graphmem.stores import SessionIndex, SessionLocks
+from graphmem.stores.models import Enriched
+from graphmem.stores.redis.client import connect
+from graphmem.stores.redis.durable import ReplicaWait
+from graphmem.stores.redis.index import RedisSessionIndex
+from graphmem.stores.redis.keys import call, session_keys, tenant_keys
+from graphmem.stores.redis.layout import upgrade
+from graphmem.stores.redis.locks import RedisSessionLocks
 
 # KEYS: items, meta, config, emb   ARGV: ttl, (id, doc, tokens)*
 _PUT = """

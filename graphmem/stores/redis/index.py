@@ -17,8 +17,14 @@ from typing import Any, cast
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from .durable import ReplicaWait
-from .keys import SESSIONS_PATTERN, call, session_keys, tenant_keys, tenant_of_sessions_key
+from graphmem.stores.redis.durable import ReplicaWait
+from graphmem.stores.redis.keys import (
+    SESSIONS_PATTERN,
+    call,
+    session_keys,
+    tenant_keys,
+    tenant_of_sessions_key,
+)
 
 # KEYS: sessions, over   ARGV: session, its last-write time when its items were found
 # gone ('' when it was not indexed). A put in between wrote a newer time (after its

@@ -39,7 +39,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ...errors import GraphmemError, Unavailable
+from graphmem.errors import GraphmemError, Unavailable
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ import re
 from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import ResponseError
 
-from .keys import call, session_keys
+from graphmem.stores.redis.keys import call, session_keys
 
 log = logging.getLogger("graphmem.stores")
 

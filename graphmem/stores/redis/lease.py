@@ -14,8 +14,8 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from .keys import call
-from .locks import RELEASE_IF_HELD
+from graphmem.stores.redis.keys import call
+from graphmem.stores.redis.locks import RELEASE_IF_HELD
 
 # KEYS: the lease. ARGV: holder, lease ms. 1 when the holder has it (now or still).
 _HOLD = """

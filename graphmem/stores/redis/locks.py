@@ -19,8 +19,8 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from ...errors import Unavailable
-from .keys import call, session_keys
+from graphmem.errors import Unavailable
+from graphmem.stores.redis.keys import call, session_keys
 
 # KEYS: lock (or lease)   ARGV: its holder's token. Deletes it only while the caller holds
 # it (leases in lease.py release the same way).

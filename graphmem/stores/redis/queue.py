@@ -40,8 +40,8 @@ from typing import Any, cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from ..models import EnrichmentJob, QueueStats
-from .keys import call
+from graphmem.stores.models import EnrichmentJob, QueueStats
+from graphmem.stores.redis.keys import call
 
 # One hash tag for the stream and its counters: the scripts touch them together, so in a
 # Redis Cluster they share a slot (and a node; docs/scaling.md).

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 
 from redis.asyncio import Redis
 
-from ..models import ScopeRead
-from .keys import call
+from graphmem.stores.models import ScopeRead
+from graphmem.stores.redis.keys import call
 
 # Both scripts take KEYS[1] as the clock: the next number, started from the server's time
 # (microseconds) when absent.

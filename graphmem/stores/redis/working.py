@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from .keys import call
+from graphmem.stores.redis.keys import call
 
 # KEYS[1] the task's hash. ARGV: field, value (JSON), max bytes, ttl seconds.
 # Returns the hash after the write as a flat list, or {-1} when the write would take the

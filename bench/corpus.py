@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, content_hash
 from graphmem.enrich.sentences import Embedded, pack
 from graphmem.memory import Memory
-from graphmem.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, content_hash
 
 VERSION = 2
 SESSIONS_PER_USER = 10

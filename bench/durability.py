@@ -24,10 +24,10 @@ from typing import Any
 
 from bench.loadgen import free_port
 from bench.report import run_info, save_json, update_section
-from graphmem.builder import MemoryBuilder
-from graphmem.devstack.process import port_open
-from graphmem.devstack.redis import RedisLauncher
 from graphmem.errors import GraphmemError
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.ops.devstack.process import port_open
+from graphmem.ops.devstack.redis import RedisLauncher
 from graphmem.settings import Settings
 
 

@@ -194,7 +194,7 @@ def profile_worker(model: str, texts_file: Path, out_prefix: Path) -> None:
     """Runs in its own process (``--profile MODEL``, ``MODEL:noarena`` for the int8
     session without its arena): prints JSON, saves vectors."""
     texts = json.loads(texts_file.read_text())
-    from graphmem import allocator
+    from graphmem.ops import allocator
 
     # glibc set as `graphmem serve` and `graphmem worker` set it: under its default,
     # growing mmap threshold a session without its arena leaves its freed batches on
@@ -401,7 +401,7 @@ def long_texts(conversations: list[dict[str, Any]], count: int) -> list[str]:
 def long_worker(budget: int, texts_file: Path) -> None:
     """Runs in its own process (``--long BUDGET TEXTS``): prints JSON."""
     texts = json.loads(texts_file.read_text())["long"]
-    from graphmem import allocator
+    from graphmem.ops import allocator
 
     allocator.tune(trim_seconds=None)  # as `graphmem worker` sets glibc
     from graphmem.enrich.embed import MiniLMInt8Embedder
@@ -465,8 +465,8 @@ def run(quick: bool) -> dict[str, Any]:
         },
         "models": {},
     }
-    from graphmem.devstack.models import install
     from graphmem.enrich.jarmodels import JAR_MODELS
+    from graphmem.ops.devstack.models import install
     from graphmem.settings import load_settings
 
     for model in MODELS:

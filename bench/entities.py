@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import ROOT, run_info, save_json, update_section
-from graphmem.builder import MemoryBuilder
 from graphmem.enrich.ner import EntityExtractor, load_nlp, normalise
-from graphmem.entities import Resolver
 from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.entities.memory import Resolver
 from graphmem.settings import load_settings
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"

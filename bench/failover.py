@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import publish, run_info
-from graphmem.builder import MemoryBuilder
-from graphmem.devstack.cluster import RedisClusterLauncher
-from graphmem.devstack.process import port_open
-from graphmem.devstack.redis import CLUSTER_NODE_TIMEOUT_MS
 from graphmem.errors import GraphmemError
 from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.ops.devstack.cluster import RedisClusterLauncher
+from graphmem.ops.devstack.process import port_open
+from graphmem.ops.devstack.redis import CLUSTER_NODE_TIMEOUT_MS
 from graphmem.settings import Settings
 
 TENANT = "bench"

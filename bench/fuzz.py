@@ -42,7 +42,7 @@ async def fuzz(count: int, seed: int, seconds: float, concurrency: int) -> dict[
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"graphmem-fuzz-{port}.log"
     with log.open("wb") as out:
         server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
-            [sys.executable, "-m", "graphmem.cli", "serve"],
+            [sys.executable, "-m", "graphmem.ops.cli", "serve"],
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -40,7 +40,7 @@ from graphql.pyutils import Undefined
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schema.graphql"
-CYPHER = ROOT / "cypher"
+CYPHER = ROOT / "graphmem" / "stores" / "neo4j" / "cypher"
 
 MCP_TOOLS = ["memory_add", "memory_recall", "memory_spill", "memory_status"]
 TOOL_TYPES = ["message", "fact", "decision", "entity", "context", "preference"]

@@ -35,7 +35,6 @@ import redis.asyncio as aioredis
 from bench.entities import extractor_throughput
 from bench.report import run_info, save_json, update_section
 from bench.soak import Conn, Server, Stats
-from graphmem.cypher import library
 from graphmem.enrich.sentences import embed_memories
 from graphmem.settings import load_settings
 from graphmem.stores.redis.queue import RedisEnrichmentQueue
@@ -74,7 +73,7 @@ def locomo_turns(limit: int) -> list[dict[str, Any]]:
 
 
 def component_limits(texts: list[str], model: str) -> dict[str, float]:
-    from graphmem.builder import shared_embedder
+    from graphmem.memory.builder import shared_embedder
 
     settings = load_settings()
     embedder = shared_embedder(model, settings.embed_threads, models_dir=settings.models_dir)
@@ -231,7 +230,7 @@ async def _graph_counts(server: Server, tenant: str) -> dict[str, int]:
     )
     try:
         records, _, _ = await driver.execute_query(
-            library().text("bench/ingest_counts"), tenant=tenant
+            (Path(__file__).parent / "cypher" / "ingest_counts.cypher").read_text(), tenant=tenant
         )
     finally:
         await driver.close()

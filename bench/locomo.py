@@ -31,7 +31,7 @@ from bench import corpus
 from bench.entities import turns
 from bench.loadgen import refused_for_now, retry_after_ms
 from bench.report import ROOT, run_info, save_json, update_section
-from graphmem.api.app import create_app
+from graphmem.api.http.app import create_app
 from graphmem.enrich.sentences import embed_memories
 from graphmem.settings import load_settings
 

@@ -55,9 +55,9 @@ from bench.locomo import (
 )
 from bench.perf import percentile
 from bench.report import RESULTS, ROOT, run_info, save_json, update_section
-from graphmem.devstack.neo4j import Neo4jLauncher
 from graphmem.enrich.embed import MiniLMInt8Embedder
 from graphmem.enrich.tokens import tokenizer_path
+from graphmem.ops.devstack.neo4j import Neo4jLauncher
 from graphmem.settings import Settings
 
 PACKAGE = "neo4j-agent-memory==0.8.0"

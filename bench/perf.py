@@ -43,11 +43,11 @@ from bench.entities import extractor_throughput, timed_spill, turns
 from bench.loadgen import LoopbackClient, free_port
 from bench.locomo import LOCOMO
 from bench.report import RESULTS, run_info, save_json, update_section
-from graphmem.builder import MemoryBuilder
+from graphmem.domain.models import EmbeddingSpace, MemoryItem, tenant_fulltext
 from graphmem.enrich.sentences import embed_memories
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import EmbeddingSpace, MemoryItem, tenant_fulltext
-from graphmem.retrieval import Retriever
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.search.fusion import Retriever
 from graphmem.settings import load_settings
 from graphmem.stores.neo4j.vectorindex import SHARED_INDEX
 
@@ -440,7 +440,7 @@ async def add_cpu_profile(key: str, tenant: str, requests: int) -> dict[str, flo
     """CPU time of one addMemory inside the app (in-process, cProfile), by package."""
     import pstats
 
-    from graphmem.api.app import create_app
+    from graphmem.api.http.app import create_app
 
     settings = load_settings(api_keys={key: tenant}, maintenance_enabled=False)
     app = create_app(settings)
@@ -489,7 +489,7 @@ async def serve_and_load(
         "GRAPHMEM_RATE_LIMIT_PER_SECOND": "0",
     }
     server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any load
-        [sys.executable, "-m", "graphmem.cli", "serve"],
+        [sys.executable, "-m", "graphmem.ops.cli", "serve"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -143,7 +143,7 @@ class Server:
         env["REDIS_URL"] = self.redis_url
         log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "graphmem.cli", "serve"],
+            [sys.executable, "-m", "graphmem.ops.cli", "serve"],
             cwd=ROOT,
             env=env,
             stdout=log,

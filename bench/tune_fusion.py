@@ -29,9 +29,9 @@ from typing import Any
 import httpx
 
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
-from graphmem.api.app import create_app
+from graphmem.api.http.app import create_app
 from graphmem.memory import Memory, RecallQuery
-from graphmem.retrieval import (
+from graphmem.memory.search.fusion import (
     Weights,
     add_context,
     asks_inference,

@@ -10,8 +10,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from graphmem.builder import MemoryBuilder
     from graphmem.memory import AddMemory, Memory, RecallQuery
+    from graphmem.memory.builder import MemoryBuilder
     from graphmem.settings import MemoryConfig, Settings, load_settings
 
 # Loaded on first use, so that `graphmem.client` (httpx only) does not pull in the

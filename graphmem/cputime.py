@@ -1,6 +1,6 @@
 """CPU time spent on behalf of the request that asked for it, wherever it runs.
 
-The API's fair share (``api/fairshare.py``) debits each tenant with the CPU time its
+The API's fair share (``api/http/fairshare.py``) debits each tenant with the CPU time its
 requests use. A request runs on the event loop in steps (from one ``await`` to the
 next), between other requests' steps, and hands work to threads (a long token count, a
 query embedding, a schema validation) that run beside everyone else's. The process's

@@ -301,7 +301,7 @@ class Settings(BaseSettings):
     rate_limit_per_second: int = Field(500, ge=0)
     expensive_cost: int = Field(10, ge=1)
     max_concurrent_expensive: int = Field(8, ge=0)
-    #: one API process's time shared between tenants (api/fairshare.py): operations at
+    #: one API process's time shared between tenants (api/http/fairshare.py): operations at
     #: once, and per tenant while others are active (light: while the tenant holds at
     #: least half its burst of credit); CPU seconds per second
     #: divided among the active tenants; how long and how many deep a tenant may wait

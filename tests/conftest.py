@@ -26,9 +26,9 @@ import pytest
 from redis.asyncio import Redis
 from starlette.applications import Starlette
 
-from graphmem.api.app import create_app
-from graphmem.builder import MemoryBuilder
+from graphmem.api.http.app import create_app
 from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
 from graphmem.settings import Settings
 from graphmem.stores.redis.client import connect
 
@@ -96,7 +96,7 @@ def stack() -> Iterator[Stack]:
                 )
                 yield Stack(neo4j.get_connection_url(), redis_url, user, password, "docker")
             return
-    from graphmem.devstack import LocalStack
+    from graphmem.ops.devstack import LocalStack
 
     settings = Settings(
         home=ROOT / ".graphmem" / "pytest",
@@ -311,7 +311,7 @@ def start_server(env: dict[str, str], port: int, timeout: float = 60) -> subproc
     import time
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "graphmem.cli", "serve"],
+        [sys.executable, "-m", "graphmem.ops.cli", "serve"],
         cwd=ROOT,
         env=env | {"GRAPHMEM_PORT": str(port)},
         stdout=subprocess.PIPE,

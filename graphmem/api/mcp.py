@@ -21,7 +21,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 
-from graphmem.api.auth import TENANT_SCOPE_KEY
+from graphmem.api.http.auth import TENANT_SCOPE_KEY
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.memory import Memory, RecallQuery
 

@@ -166,7 +166,7 @@ def onnx_session(
     # within the run: 187-191 LoCoMo turns/s against 188-214 unshrunk and 173-177
     # without the arena, at the arena-less RSS (166 MB against 378). Without it each
     # run allocates from the heap, which the allocator returns
-    # (graphmem/allocator.py; docs/operations.md, "Enrichment").
+    # (graphmem/ops/allocator.py; docs/operations.md, "Enrichment").
     options.enable_cpu_mem_arena = arena
     run_options = ort.RunOptions()
     if arena:

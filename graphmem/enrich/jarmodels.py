@@ -4,7 +4,7 @@ installed.
 langchain4j publishes ONNX embedding models in jars, each with its tokenizer beside it
 (Apache-2.0 jars; BAAI's bge-small-en-v1.5 is MIT). ``graphmem services install`` (run by
 ``./dev serve`` and ``./dev test``) resolves a jar with Maven, checks its sha256 and
-unpacks the two files into ``<models_dir>/<name>/`` (``graphmem/devstack/models.py``);
+unpacks the two files into ``<models_dir>/<name>/`` (``graphmem/ops/devstack/models.py``);
 nothing downloads when the service runs. docs/recall.md says what each model gives.
 """
 

@@ -1,5 +1,5 @@
 """The words BM25 counts, as graphmem counts them itself for a scope held in memory
-(``memory/scopeview.py``): lower-cased word tokens, English possessives and stopwords
+(``memory/search/scopeview.py``): lower-cased word tokens, English possessives and stopwords
 dropped, Porter-stemmed, each stem hashed to 32 bits.
 
 Lucene's fulltext index scores with the statistics of the whole index, which is the

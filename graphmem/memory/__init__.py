@@ -12,6 +12,6 @@ takes the tenant first; nothing here crosses tenants.
 
 from graphmem.memory.facade import Memory
 from graphmem.memory.inputs import AddMemory, Limits, RecallQuery
-from graphmem.memory.maintenance import MaintenanceReport
+from graphmem.memory.tiers.maintenance import MaintenanceReport
 
 __all__ = ["AddMemory", "Limits", "MaintenanceReport", "Memory", "RecallQuery"]

@@ -7,35 +7,35 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from graphmem.domain.models import EmbeddingSpace, analysis, scope_tokens
 from graphmem.enrich import lexical
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.tokens import TokenCounter
-from graphmem.entities import EntityMemory
-from graphmem.episodes import EpisodicMemory
 from graphmem.errors import Unavailable
-from graphmem.events import EventBus, NullBus
-from graphmem.memory.admission import Admission, AdmissionLimits
-from graphmem.memory.changes import ScopeChanges
-from graphmem.memory.enrichment import Enrichment
-from graphmem.memory.ingest import Ingest
+from graphmem.memory.entities.memory import EntityMemory
+from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.inputs import Inputs, Limits
-from graphmem.memory.listing import Listing
-from graphmem.memory.maintenance import Maintenance
-from graphmem.memory.promotion import Promotion
-from graphmem.memory.ranking import Ranker
-from graphmem.memory.recall import Recall
-from graphmem.memory.removal import Removal
-from graphmem.memory.reporting import Reporting
-from graphmem.memory.scopecache import ScopeCache
-from graphmem.memory.sessions import Sessions
-from graphmem.memory.spaces import TenantSpaces
-from graphmem.memory.spill import Spiller
-from graphmem.memory.worker import EnrichmentWorker
-from graphmem.memory.writebehind import WriteBehind
+from graphmem.memory.kinds.working import WorkingMemory
+from graphmem.memory.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
+from graphmem.memory.search.fusion import Weights, weights_for
+from graphmem.memory.search.ranking import Ranker
+from graphmem.memory.search.recall import Recall
+from graphmem.memory.search.scopecache import ScopeCache
+from graphmem.memory.tiers.admission import Admission, AdmissionLimits
+from graphmem.memory.tiers.ingest import Ingest
+from graphmem.memory.tiers.listing import Listing
+from graphmem.memory.tiers.maintenance import Maintenance
+from graphmem.memory.tiers.promotion import Promotion
+from graphmem.memory.tiers.removal import Removal
+from graphmem.memory.tiers.reporting import Reporting
+from graphmem.memory.tiers.sessions import Sessions
+from graphmem.memory.tiers.spill import Spiller
+from graphmem.memory.writepath.changes import ScopeChanges
+from graphmem.memory.writepath.enrichment import Enrichment
+from graphmem.memory.writepath.spaces import TenantSpaces
+from graphmem.memory.writepath.worker import EnrichmentWorker
+from graphmem.memory.writepath.writebehind import WriteBehind
 from graphmem.metrics import Metrics
-from graphmem.models import EmbeddingSpace, analysis, scope_tokens
-from graphmem.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
-from graphmem.retrieval import Weights, weights_for
 from graphmem.settings import MemoryConfig
 from graphmem.stores import (
     AdmissionStore,
@@ -46,10 +46,10 @@ from graphmem.stores import (
     ScopeVersions,
     WorkingStore,
 )
-from graphmem.working import WorkingMemory
+from graphmem.stores.redis.events import EventBus, NullBus
 
 if TYPE_CHECKING:
-    from graphmem.manager import MemoryManager
+    from graphmem.memory.kinds.router import MemoryManager
 
 log = logging.getLogger("graphmem.memory")
 
@@ -130,7 +130,7 @@ class Memory:
         self.admission = Admission(
             admission, admission_limits or AdmissionLimits(), self.metrics, self._exact_usage
         )
-        # Every memory type's writes count against the tenant's quota (graphmem/quota.py).
+        # Every memory type's writes count against the tenant's quota (tiers/quota.py).
         self.working.quota = self.admission
         if episodes is not None:
             episodes.quota = self.admission

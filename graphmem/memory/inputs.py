@@ -10,9 +10,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from graphmem import jsonscan
+from graphmem.domain.models import MemoryItem, MemoryType, Tier, as_utc
 from graphmem.errors import BadInput
-from graphmem.models import MemoryItem, MemoryType, Tier, as_utc
-from graphmem.retrieval import Retriever
+from graphmem.memory.search.fusion import Retriever
 from graphmem.settings import ID_PATTERN
 
 

@@ -18,7 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from graphmem.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
+from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
 from graphmem.settings import PersonaConfig
 from graphmem.stores.models import (
     AliasRule,
@@ -127,7 +127,7 @@ class EnrichmentQueue(Protocol):
 class ScopeVersions(Protocol):
     """Versions of search scopes (``t`` the tenant, ``s:<session>``, ``u:<user>``),
     shared by every replica. Whoever changes a memory in the graph bumps its scopes
-    after the write (``memory/changes.py`` does it for the service's write paths)."""
+    after the write (``memory/writepath/changes.py`` does it for the service's write paths)."""
 
     async def read(self, tenant: str, scope: str, held: tuple[str, str] | None) -> ScopeRead: ...
     async def bump(
@@ -245,8 +245,8 @@ class GraphScans(Protocol):
 
 @runtime_checkable
 class GraphSpaces(Protocol):
-    """Which model's vectors each tenant holds (memory/spaces.py), and the steps of
-    `graphmem reembed`, which moves a tenant to another model (memory/reembed.py)."""
+    """Which model's vectors each tenant holds (memory/writepath/spaces.py), and the steps of
+    `graphmem reembed`, which moves a tenant to another model (memory/writepath/reembed.py)."""
 
     async def of(self, tenant: str) -> str | None: ...
     async def all(self) -> dict[str, str]: ...

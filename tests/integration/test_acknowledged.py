@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from graphmem.domain.models import MemoryItem, MemoryType, content_hash, utcnow
 from graphmem.errors import BadInput, Unavailable
 from graphmem.memory import Memory
-from graphmem.models import MemoryItem, MemoryType, content_hash, utcnow
 from graphmem.stores.redis.keys import session_keys
 from tests.conftest import Api, Stack, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT
@@ -210,7 +210,7 @@ async def test_a_value_only_the_graph_refuses_is_found_and_parked(
     api: Api, poisoned: tuple[Memory, str, MemoryItem], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without an edge check to name it, the refused item is found by halving the batch."""
-    from graphmem.memory import spill as spill_module
+    from graphmem.memory.tiers import spill as spill_module
 
     service, tenant, item = poisoned
     for n in range(5):

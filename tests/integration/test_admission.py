@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from graphmem.api.app import create_app
+from graphmem.api.http.app import create_app
 from tests.conftest import Api, Stack, new_tenant, running
 from tests.integration.test_memory_slice import ADD, SEARCH
 

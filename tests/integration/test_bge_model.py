@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.devstack.models import install
 from graphmem.enrich.bge import BgeSmallEmbedder
 from graphmem.enrich.embed import embed_queries, make_embedder
 from graphmem.enrich.jarmodels import JAR_MODELS
+from graphmem.ops.devstack.models import install
 from graphmem.settings import load_settings
 
 DOCUMENTS = [

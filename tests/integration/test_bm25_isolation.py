@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 
-from graphmem.api.app import create_app
+from graphmem.api.http.app import create_app
+from graphmem.domain.models import analysis, tenant_fulltext
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import analysis, tenant_fulltext
-from graphmem.retrieval import Retriever
+from graphmem.memory.search.fusion import Retriever
 from graphmem.stores.neo4j.fulltext import MIGRATION
 from tests.conftest import Stack, new_tenant, run_cypher, running
 
@@ -75,8 +75,8 @@ async def test_migration_indexes_memories_written_before_per_tenant_indexes(
 async def test_two_replicas_creating_a_tenants_index_at_once_both_succeed(stack: Stack) -> None:
     import asyncio
 
-    from graphmem.cypher import library
     from graphmem.stores.neo4j.graph import Neo4jGraphStore
+    from graphmem.stores.neo4j.library import library
 
     stores = [
         Neo4jGraphStore.connect(stack.neo4j_uri, stack.neo4j_user, stack.neo4j_password, library())

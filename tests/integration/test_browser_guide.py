@@ -3,8 +3,8 @@ parameters the guide sets, and shows the data an agent put in through the servic
 
 from __future__ import annotations
 
-from graphmem.cypher import library
 from graphmem.memory import Memory
+from graphmem.stores.neo4j.library import library
 from tests.conftest import Stack, run_cypher
 
 

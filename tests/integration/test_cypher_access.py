@@ -12,7 +12,7 @@ from typing import Any
 
 from neo4j import READ_ACCESS, AsyncGraphDatabase, RoutingControl
 
-from graphmem.cypher import library
+from graphmem.stores.neo4j.library import library
 from graphmem.stores.neo4j.session import Neo4jSession
 from tests.conftest import Stack
 

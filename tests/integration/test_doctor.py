@@ -10,7 +10,7 @@ from tests.conftest import ROOT, Stack, stack_env
 
 def doctor(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "graphmem.cli", "doctor"],
+        [sys.executable, "-m", "graphmem.ops.cli", "doctor"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -4,9 +4,9 @@ keep it (``Settings.embedder_arena``, docs/operations.md "Enrichment")."""
 
 from __future__ import annotations
 
-from graphmem.builder import MemoryBuilder
 from graphmem.enrich.embed import Embedder, MiniLMInt8Embedder
 from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
 from tests.conftest import Stack
 
 

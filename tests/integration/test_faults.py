@@ -18,8 +18,8 @@ import httpx
 import pytest
 from neo4j import GraphDatabase
 
-from graphmem.builder import MemoryBuilder
-from graphmem.devstack import LocalStack
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.ops.devstack import LocalStack
 from graphmem.settings import Settings
 from tests.conftest import (
     ROOT,

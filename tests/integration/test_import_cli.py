@@ -22,7 +22,7 @@ MEMORIES = "query($s: ID!) { memories(sessionId: $s) { items { content metadata 
 async def graphmem_import(live_api: LiveApi, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     env |= {"GRAPHMEM_URL": live_api.url, "GRAPHMEM_KEY": next(iter(live_api.keys.values()))}
-    command = [sys.executable, "-m", "graphmem.cli", "import", *args, "--quiet", "--wait", "0"]
+    command = [sys.executable, "-m", "graphmem.ops.cli", "import", *args, "--quiet", "--wait", "0"]
     # in a thread: the server answers on this test's event loop
     return await asyncio.to_thread(
         subprocess.run, command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120

@@ -10,10 +10,10 @@ import pytest
 import redis
 from neo4j import GraphDatabase
 
-from graphmem.cli import main
-from graphmem.devstack import LocalStack
-from graphmem.devstack.neo4j import JVM_FLAGS, Neo4jLauncher
-from graphmem.devstack.process import port_open
+from graphmem.ops.cli import main
+from graphmem.ops.devstack import LocalStack
+from graphmem.ops.devstack.neo4j import JVM_FLAGS, Neo4jLauncher
+from graphmem.ops.devstack.process import port_open
 from graphmem.settings import Settings
 from tests.conftest import ROOT
 

@@ -190,7 +190,7 @@ async def test_auto_spill_keeps_hot_within_budget(api: Api, stack: Stack) -> Non
     # 20 adds of ~8 tokens each overflow a small budget; the service spills as it goes.
     import httpx
 
-    from graphmem.api.app import create_app
+    from graphmem.api.http.app import create_app
 
     tenant, key = next(iter(api.keys.items()))
     app = create_app(stack.settings(api_keys={key: tenant}, memory={"hotTokenLimit": 60}))

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from graphmem.builder import MemoryBuilder
 from graphmem.enrich.pieces import CHUNK_CHARS
 from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
 from graphmem.stores.redis.queue import RedisEnrichmentQueue
 from tests.conftest import ROOT, Stack, empty_redis_db, new_tenant, run_cypher, stack_env
 from tests.unit.test_ner_bounds import conversation
@@ -265,7 +265,7 @@ async def test_a_job_delivered_too_often_is_parked_with_its_reason_logged_and_li
         await service.close()
     listed = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "graphmem.cli", "worker", "--parked"],
+        [sys.executable, "-m", "graphmem.ops.cli", "worker", "--parked"],
         cwd=ROOT,
         env=stack_env(stack, REDIS_URL=url),
         capture_output=True,

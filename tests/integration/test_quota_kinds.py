@@ -1,6 +1,6 @@
 """A tenant's quota covers every kind it can store, not memories alone: records, record
 schemas, personas, short-term messages, working memory, tasks, steps, hand-overs,
-episodes and imported tasks are items of the same budget (``graphmem/quota.py``). A
+episodes and imported tasks are items of the same budget (``graphmem/memory/tiers/quota.py``). A
 write past it is QUOTA_EXCEEDED and stores nothing; what is deleted or expires is given
 back at the exact count."""
 

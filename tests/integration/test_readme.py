@@ -34,7 +34,7 @@ def readme_blocks() -> list[str]:
 async def clear_demo_session(stack: Stack) -> None:
     """The README works in tenant 'dev', session 'demo'; start that session empty so the
     examples' results are this run's (the test stack is the test's own)."""
-    from graphmem.builder import MemoryBuilder
+    from graphmem.memory.builder import MemoryBuilder
 
     service = MemoryBuilder.from_settings(stack.settings()).build()
     try:

@@ -11,7 +11,7 @@ from dataclasses import astuple
 
 import pytest
 
-from graphmem.builder import MemoryBuilder
+from graphmem.memory.builder import MemoryBuilder
 from graphmem.stores.redis.keys import session_keys
 from graphmem.stores.redis.layout import LAYOUT_KEY
 from graphmem.stores.redis.queue import STREAM
@@ -84,7 +84,7 @@ async def test_redis_copy_moves_a_deployment_to_another_redis(stack: Stack) -> N
         async with source.sessions.lock(tenant, "s1"):  # a lock of the old deployment
             done = await asyncio.to_thread(
                 subprocess.run,
-                [sys.executable, "-m", "graphmem.cli", "redis-copy", "--to", target_url],
+                [sys.executable, "-m", "graphmem.ops.cli", "redis-copy", "--to", target_url],
                 cwd=ROOT,
                 env=stack_env(stack, REDIS_URL=source_url),
                 capture_output=True,

@@ -9,8 +9,8 @@ import time
 import pytest
 from redis.asyncio import Redis
 
-from graphmem.builder import MemoryBuilder
 from graphmem.errors import Unavailable
+from graphmem.memory.builder import MemoryBuilder
 from graphmem.stores.redis.keys import session_keys, tenant_keys
 from tests.conftest import Stack, new_tenant
 

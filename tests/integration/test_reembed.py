@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
-from graphmem.builder import MemoryBuilder
 from graphmem.enrich.sentences import embed_memories
 from graphmem.errors import Unavailable
 from graphmem.memory import Memory, RecallQuery
-from graphmem.memory.reembed import Reembed
-from graphmem.retrieval import Retriever
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.search.fusion import Retriever
+from graphmem.memory.writepath.reembed import Reembed
 from tests.conftest import ROOT, Stack, new_tenant, run_cypher, stack_env
 
 TOPICS = ["the garden", "a violin lesson", "the budget", "hiking boots", "a chess match"]
@@ -63,7 +63,7 @@ async def vector_search(service: Memory, tenant: str, query: str) -> list[str]:
 
 def reembed_command(stack: Stack, tenant: str) -> tuple[list[str], dict[str, str]]:
     env = stack_env(stack, GRAPHMEM_EMBEDDER="bge-small-int8")
-    return [sys.executable, "-m", "graphmem.cli", "reembed", "--tenant", tenant], env
+    return [sys.executable, "-m", "graphmem.ops.cli", "reembed", "--tenant", tenant], env
 
 
 async def test_reembed_moves_a_tenant_online_and_resumes_after_a_kill(

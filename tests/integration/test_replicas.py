@@ -12,11 +12,11 @@ from datetime import datetime
 
 import pytest
 
-from graphmem.builder import MemoryBuilder
 from graphmem.errors import BadInput
 from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.stores import GraphStore
-from graphmem.working import WorkingMemory
 from tests.conftest import Stack, empty_redis_db, new_tenant
 
 pytestmark = pytest.mark.asyncio
@@ -118,7 +118,7 @@ async def test_replicas_through_the_routing_scheme_read_each_others_writes(
     from urllib.parse import urlsplit, urlunsplit
 
     from graphmem.memory import RecallQuery
-    from graphmem.retrieval import Retriever
+    from graphmem.memory.search.fusion import Retriever
 
     url = await empty_redis_db(stack, 9)
     routed = urlunsplit(urlsplit(stack.neo4j_uri)._replace(scheme="neo4j"))
@@ -155,7 +155,7 @@ async def test_shared_bookmarks_only_for_routing_uris_and_never_a_failure(stack:
     import redis.asyncio as aioredis
     from neo4j import Bookmarks
 
-    from graphmem.cypher import library
+    from graphmem.stores.neo4j.library import library
     from graphmem.stores.neo4j.session import Neo4jSession
     from graphmem.stores.redis.bookmarks import KEY, SharedBookmarks
     from tests.conftest import free_port

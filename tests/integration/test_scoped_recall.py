@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from graphmem.domain.models import query_scope_tokens, scope_token
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import query_scope_tokens, scope_token
-from graphmem.retrieval import Retriever, lucene_query
+from graphmem.memory.search.fusion import Retriever, lucene_query
 from tests.conftest import Stack, run_cypher
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from graphmem.builder import MemoryBuilder
+from graphmem.domain.models import EmbeddingSpace, Tier, utcnow
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
-from graphmem.models import EmbeddingSpace, Tier, utcnow
-from graphmem.retrieval import Retriever
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.search.fusion import Retriever
 from graphmem.stores.models import MemoryRows
 from tests.conftest import Stack, run_cypher
 
@@ -245,8 +245,8 @@ async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant:
     receive buffer at its largest message's size): every page arrives, in one scope."""
     import numpy as np
 
-    from graphmem.memory.scopeview import Pages, ScopeView
-    from graphmem.models import MemoryItem, MemoryType, content_hash
+    from graphmem.domain.models import MemoryItem, MemoryType, content_hash
+    from graphmem.memory.search.scopeview import Pages, ScopeView
     from graphmem.stores.models import MemoryRows, ScopeTooLarge
     from graphmem.stores.neo4j.search import SCOPE_PAGE
 

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from graphmem.builder import MemoryBuilder
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
-from graphmem.retrieval import Weights
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.search.fusion import Weights
 from tests.conftest import Stack, new_tenant, run_cypher
 
 ALICE = "Alice: Thanks, Bob! Your garden sounds lovely, Bob."

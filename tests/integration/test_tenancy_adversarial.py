@@ -401,7 +401,7 @@ async def quiet_server(stack: Stack) -> AsyncIterator[LiveApi]:
     demote or flush A's data on its own and blur the snapshots)."""
     import uvicorn
 
-    from graphmem.api.app import create_app
+    from graphmem.api.http.app import create_app
 
     tenants = [new_tenant(), new_tenant()]
     keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}

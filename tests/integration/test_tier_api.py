@@ -89,7 +89,7 @@ async def mcp_stdio(api: LiveApi, stack: Stack) -> AsyncIterator[McpDriver]:
         "GRAPHMEM_KEY": key,
     }
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "graphmem.cli", "mcp"], env=env, cwd=str(ROOT)
+        command=sys.executable, args=["-m", "graphmem.ops.cli", "mcp"], env=env, cwd=str(ROOT)
     )
     async with Client(params) as c:
         yield McpDriver(c)

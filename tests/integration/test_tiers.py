@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory, RecallQuery
+from graphmem.memory.builder import MemoryBuilder
 from graphmem.stores.redis.keys import session_keys
 from tests.conftest import METRICS_TOKEN, Api, LiveApi, Stack, empty_redis_db, run_cypher
 from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS

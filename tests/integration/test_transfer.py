@@ -45,7 +45,7 @@ def url(stack: Stack) -> Iterator[str]:
 def cli(url: str, key: str, *args: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     return subprocess.Popen(
-        [sys.executable, "-m", "graphmem.cli", *args],
+        [sys.executable, "-m", "graphmem.ops.cli", *args],
         cwd=ROOT,
         env=env | {"GRAPHMEM_URL": url, "GRAPHMEM_KEY": key},
         stdout=subprocess.PIPE,

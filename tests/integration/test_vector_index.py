@@ -85,9 +85,9 @@ async def test_a_large_tenant_gets_a_vector_index_of_its_own(
     """Past ``own_index_above`` memories, a tenant's tenant-wide probes go through an
     index of its own once Neo4j has populated it: the same hits as through the shared
     index, without other tenants' neighbours to wade through. Below it, the shared one."""
+    from graphmem.domain.models import Tier, tenant_vector_index
     from graphmem.memory import RecallQuery
-    from graphmem.models import Tier, tenant_vector_index
-    from graphmem.retrieval import Retriever
+    from graphmem.memory.search.fusion import Retriever
 
     texts = ["The budget is $50K", "The venue is in Porto", "Dinner was at eight"]
     for text in texts:

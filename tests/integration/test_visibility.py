@@ -10,11 +10,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from graphmem import waits
-from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
-from graphmem.memory.enrichment import Enrichment
+from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.inputs import RecallQuery
-from graphmem.retrieval import Retriever
+from graphmem.memory.search.fusion import Retriever
+from graphmem.memory.writepath.enrichment import Enrichment
 from tests.conftest import Api, Stack, embed_calls, empty_redis_db, new_tenant, run_cypher
 
 pytestmark = pytest.mark.asyncio

@@ -17,8 +17,8 @@ import pytest
 import uvicorn
 import websockets
 
-from graphmem.api.app import create_app
-from graphmem.api.server import uvicorn_options
+from graphmem.api.http.app import create_app
+from graphmem.api.http.server import uvicorn_options
 from tests.conftest import Stack, free_port, new_tenant
 from tests.unit.test_guard import fragment_bomb
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.builder import MemoryBuilder
 from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
 from graphmem.stores.redis.queue import STREAM
 from tests.conftest import (
     ROOT,
@@ -36,7 +36,7 @@ def start_worker(stack: Stack, redis_url: str, log: Path) -> subprocess.Popen[by
     env = stack_env(stack, GRAPHMEM_ENRICH_RECLAIM_SECONDS="2") | {"REDIS_URL": redis_url}
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "graphmem.cli", "worker"],
+            [sys.executable, "-m", "graphmem.ops.cli", "worker"],
             cwd=ROOT,
             env=env,
             stdout=out,

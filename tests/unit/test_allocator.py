@@ -1,4 +1,4 @@
-"""glibc settings for long-running processes (``graphmem/allocator.py``)."""
+"""glibc settings for long-running processes (``graphmem/ops/allocator.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from graphmem import allocator
+from graphmem.ops import allocator
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmem.api.limits import BodyLimit
+from graphmem.api.http.limits import BodyLimit
 
 LIMIT = 1000
 

@@ -6,14 +6,14 @@ from datetime import datetime
 
 import pytest
 
-from graphmem.builder import MemoryBuilder
-from graphmem.cypher import library
 from graphmem.enrich.embed import MiniLMInt8Embedder
 from graphmem.errors import ConfigurationError
 from graphmem.memory import Memory
-from graphmem.policy import IdleWarmDemotion, MemoryRules
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.policy import IdleWarmDemotion, MemoryRules
 from graphmem.stores import GraphStore, HotTier
 from graphmem.stores.neo4j.graph import Neo4jGraphStore
+from graphmem.stores.neo4j.library import library
 from graphmem.stores.redis.hot import RedisHotTier
 
 

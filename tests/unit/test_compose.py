@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from graphmem.devstack.neo4j import Neo4jLauncher
-from graphmem.devstack.redis import RedisLauncher
+from graphmem.ops.devstack.neo4j import Neo4jLauncher
+from graphmem.ops.devstack.redis import RedisLauncher
 from graphmem.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,9 +102,11 @@ def test_graphmem_environment_points_at_the_compose_services() -> None:
     assert parsed.resolved_redis_url == "redis://redis:6379/0"
 
 
-def test_dockerfile_ships_the_cypher_files_and_serves() -> None:
+def test_dockerfile_installs_the_package_and_serves() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert "COPY cypher ./cypher" in dockerfile
-    assert "GRAPHMEM_CYPHER_DIR=/app/cypher" in dockerfile
+    # the Cypher library is package data (tests/unit/test_packaging.py): no copy beside it
+    assert "COPY graphmem ./graphmem" in dockerfile
+    assert "pip install '.[nlp]'" in dockerfile
+    assert "GRAPHMEM_CYPHER_DIR" not in dockerfile
     assert 'CMD ["graphmem", "serve"]' in dockerfile
     assert "EXPOSE 8000" in dockerfile

@@ -17,7 +17,7 @@ def graphmem(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProc
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "NEO4J_"))}
     base.pop("REDIS_URL", None)
     return subprocess.run(
-        [sys.executable, "-m", "graphmem.cli", *args],
+        [sys.executable, "-m", "graphmem.ops.cli", *args],
         cwd=tmp_path,
         env=base | {"PYTHONPATH": str(ROOT), "GRAPHMEM_HOME": str(tmp_path / "home")} | env,
         capture_output=True,

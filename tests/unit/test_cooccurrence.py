@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
+from graphmem.domain.models import MemoryItem, MemoryType, utcnow
 from graphmem.enrich.ner import Extraction, Mention
-from graphmem.entities import MAX_PAIRS, EntityMemory
-from graphmem.models import MemoryItem, MemoryType, utcnow
+from graphmem.memory.entities.memory import MAX_PAIRS, EntityMemory
 from graphmem.stores.models import AliasRule
 
 

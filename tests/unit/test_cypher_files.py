@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from graphmem.cypher import library
+from graphmem.stores.neo4j.library import library
 
 ROOT = Path(__file__).resolve().parents[2]
 TENANTLESS = {
@@ -70,7 +70,10 @@ def test_no_cypher_text_in_python_outside_the_store_plumbing() -> None:
 
 def test_every_file_the_store_names_exists() -> None:
     lib = library()
-    plumbing = [*(ROOT / "graphmem" / "stores").rglob("*.py"), ROOT / "graphmem/devstack/neo4j.py"]
+    plumbing = [
+        *(ROOT / "graphmem" / "stores").rglob("*.py"),
+        ROOT / "graphmem/ops/devstack/neo4j.py",
+    ]
     for path in plumbing:
         for name in re.findall(r'"((?:memory|admin|tenant)/[a-z_]+)"', path.read_text()):
             assert name in lib.names(), f"{path} names missing Cypher file {name}"

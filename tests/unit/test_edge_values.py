@@ -10,8 +10,9 @@ import pytest
 from graphql import parse
 from pydantic import ValidationError
 
-from graphmem.api.bodies import BadBody, decode
-from graphmem.api.lengths import MAX_INT_DIGITS, long_integer
+from graphmem.api.graphql.lengths import MAX_INT_DIGITS, long_integer
+from graphmem.api.http.bodies import BadBody, decode
+from graphmem.domain.models import MemoryItem, MemoryType, as_utc, utcnow
 from graphmem.errors import BadInput
 from graphmem.memory.inputs import (
     Inputs,
@@ -21,9 +22,8 @@ from graphmem.memory.inputs import (
     check_id,
     stored_problem,
 )
-from graphmem.memory.listing import parse_cursor
-from graphmem.models import MemoryItem, MemoryType, as_utc, utcnow
-from graphmem.retention import PrunePolicy
+from graphmem.memory.tiers.listing import parse_cursor
+from graphmem.memory.tiers.retention import PrunePolicy
 from graphmem.settings import ID_PATTERN, MemoryConfig
 from graphmem.stores.redis.layout import new_name
 
@@ -198,7 +198,7 @@ def test_huge_integers_in_a_body_get_a_message_without_python_internals() -> Non
 async def test_a_content_length_of_thousands_of_digits_is_too_large_not_a_crash() -> None:
     import httpx
 
-    from graphmem.api.app import create_app
+    from graphmem.api.http.app import create_app
     from graphmem.settings import Settings
 
     # No lifespan: the body limit answers before any service is asked.

@@ -143,7 +143,7 @@ def test_the_int8_session_without_its_arena_embeds_the_same_vectors(
 
 ARENA_PROBE = """
 import ctypes, psutil
-from graphmem import allocator
+from graphmem.ops import allocator
 allocator.tune(trim_seconds=None)
 from graphmem.enrich.embed import MiniLMInt8Embedder
 embedder, me = MiniLMInt8Embedder(threads=1, arena=True), psutil.Process()

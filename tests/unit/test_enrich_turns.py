@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.memory.enrichturns import (
+from graphmem.memory.writepath.enrichturns import (
     ITEM_OVERHEAD_CHARS,
     CostRate,
     Piece,

@@ -1,4 +1,4 @@
-"""The process's fair share between tenants (graphmem/api/fairshare.py), on asyncio with
+"""The process's fair share between tenants (graphmem/api/http/fairshare.py), on asyncio with
 a clock the test moves: turns, waits, debts and refusals."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from graphmem.api.fairshare import FairShare, ShareLimits
+from graphmem.api.http.fairshare import FairShare, ShareLimits
 from graphmem.cputime import charge, in_thread, meter_tasks
 from graphmem.errors import RateLimited
-from graphmem.memory.admission import Admission, AdmissionLimits
+from graphmem.memory.tiers.admission import Admission, AdmissionLimits
 from graphmem.metrics import Metrics
 
 

@@ -7,7 +7,7 @@ import time
 import pytest
 from graphql import get_introspection_query, parse
 
-from graphmem.api.guard import Cost, DocumentTooCostly, Limits, check, operation_costs
+from graphmem.api.graphql.guard import Cost, DocumentTooCostly, Limits, check, operation_costs
 
 
 def fragment_bomb(levels: int) -> str:

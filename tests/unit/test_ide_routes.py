@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from graphmem.api import ide
-from graphmem.api.app import create_app
+from graphmem.api.http.app import create_app
 from graphmem.settings import Settings
 
 KEY = "unit-ide-key-01"

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.devstack.models import install
 from graphmem.enrich.bge import cls_normalise
 from graphmem.enrich.embed import embed_queries, make_embedder
 from graphmem.enrich.jarmodels import JAR_MODELS, JarModel
 from graphmem.errors import ConfigurationError
+from graphmem.ops.devstack.models import install
 
 
 def build_jar(folder: Path, entries: dict[str, bytes]) -> tuple[Path, str]:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from graphmem import jsonscan
-from graphmem.api.bodies import MAX_JSON_DEPTH, BadBody, decode
-from graphmem.api.lengths import _json_too_long
+from graphmem.api.graphql.lengths import _json_too_long
+from graphmem.api.http.bodies import MAX_JSON_DEPTH, BadBody, decode
 from graphmem.memory.inputs import json_problem, walked_json_problem
 
 

@@ -1,4 +1,4 @@
-"""Query embeddings are cached per tenant (memory/ranking.py, ``QueryVectors``): a repeated
+"""Query embeddings are cached per tenant (memory/search/ranking.py, ``QueryVectors``): a repeated
 question is not embedded again, and one tenant's cache never answers another's, so a
 search's speed tells no tenant what another asked."""
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from graphmem.memory.ranking import QueryVectors
+from graphmem.memory.search.ranking import QueryVectors
 
 pytestmark = pytest.mark.asyncio
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from jsonschema._utils import equal
 
-from graphmem import record_schemas
 from graphmem.errors import BadInput
+from graphmem.memory.kinds.records import schemas as record_schemas
 
 #: the finding: definitions that recurse through both branches of an anyOf, so a value
 #: is checked 2^depth times
@@ -154,7 +154,7 @@ def test_unique_items_needs_a_max_items_bound(bound: dict[str, Any]) -> None:
 
 
 async def test_checking_a_schema_against_its_metaschema_is_bounded_too() -> None:
-    from graphmem.record_validator import Budget, Exhausted
+    from graphmem.memory.kinds.records.validator import Budget, Exhausted
 
     # each subschema costs the metaschema check about half a millisecond: jsonschema took
     # 6 s over this one, on the event loop
@@ -252,7 +252,7 @@ async def test_unique_items_follows_json_schema_equality(items: list[Any], uniqu
 
 
 def test_unique_items_agrees_with_pairwise_equality() -> None:
-    from graphmem.record_validator import unique
+    from graphmem.memory.kinds.records.validator import unique
 
     rng = random.Random(29)
 

@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio.connection import Connection
 
 from graphmem.errors import Unavailable
-from graphmem.events import EventBus, EventKind
+from graphmem.stores.redis.events import EventBus, EventKind
 from graphmem.stores.redis.keys import call, is_redis_failure
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.retention import PrunePolicy, select
+from graphmem.memory.tiers.retention import PrunePolicy, select
 
 NOW = datetime(2026, 1, 31, tzinfo=UTC)
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphmem.models import query_scope_tokens, scope_token, scope_tokens
-from graphmem.retrieval import (
+from graphmem.domain.models import query_scope_tokens, scope_token, scope_tokens
+from graphmem.memory.search.fusion import (
     Weights,
     add_links,
     add_speaker,

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphmem.api.schema import build_schema
+from graphmem.api.graphql.schema import build_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,10 @@ def test_schema_graphql_matches_the_served_schema() -> None:
 
 def test_cli_prints_the_same_sdl() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "graphmem.cli", "schema"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "graphmem.ops.cli", "schema"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert out == (ROOT / "schema.graphql").read_text()
 

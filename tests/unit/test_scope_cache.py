@@ -8,9 +8,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from graphmem.memory.changes import scope_key
-from graphmem.memory.scopecache import TOO_LARGE_MARKS, ByteLRU, ScopeCache
-from graphmem.memory.scopeview import ScopeView
+from graphmem.memory.search.scopecache import TOO_LARGE_MARKS, ByteLRU, ScopeCache
+from graphmem.memory.search.scopeview import ScopeView
+from graphmem.memory.writepath.changes import scope_key
 from graphmem.stores.models import MemoryRows
 from graphmem.stores.redis.versions import _changed_since
 

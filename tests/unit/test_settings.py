@@ -77,7 +77,7 @@ def test_defaults_point_at_the_local_stack() -> None:
 
 
 def test_configured_aliases_resolve_for_every_tenant_and_tenant_aliases_win() -> None:
-    from graphmem.entities import Resolver
+    from graphmem.memory.entities.memory import Resolver
     from graphmem.stores.models import AliasRule
 
     resolver = Resolver([], {"NYC": "New York City", "The Big Apple": "New York City"})

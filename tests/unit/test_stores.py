@@ -7,7 +7,7 @@ from unittest.mock import MagicMock
 
 import neo4j.time
 
-from graphmem.models import to_datetime
+from graphmem.domain.models import to_datetime
 from graphmem.stores import ConversationStore, EntityStore, EpisodeStore, ProfileStore
 from graphmem.stores.neo4j import records
 from graphmem.stores.neo4j.entities import Neo4jEntityStore

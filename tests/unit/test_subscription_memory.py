@@ -1,6 +1,6 @@
 """A long-lived subscription holds no memory per event: graphql-core 3.3 let every
 event's executor add to a memo shared for the life of the subscription
-(``api/schema.py``: ``EventExecutionContext``). The schema is the service's own; the
+(``api/graphql/schema.py``: ``EventExecutionContext``). The schema is the service's own; the
 change feed behind it is a stand-in that yields events as fast as they are read."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 from graphql.execution.collect_fields import CollectedFields
 
-from graphmem.api.schema import build_schema
-from graphmem.events import EventBus
+from graphmem.api.graphql.schema import build_schema
+from graphmem.stores.redis.events import EventBus
 
 SUBSCRIBE = "subscription { memoryEvents { kind at sessionId itemIds data } }"
 

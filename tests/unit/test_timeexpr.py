@@ -1,4 +1,4 @@
-"""English time expressions resolved to ranges (graphmem/timeexpr.py).
+"""English time expressions resolved to ranges (graphmem/memory/search/timeexpr.py).
 
 Every case is resolved against NOW, Wednesday 15 May 2024 14:30 UTC, whose ISO week runs
 from Monday 13 to Monday 20 May. Expected ranges are written out by hand.
@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from graphmem.timeexpr import TimeRange, _Parser, overlap_days, parse_times
+from graphmem.memory.search.timeexpr import TimeRange, _Parser, overlap_days, parse_times
 
 NOW = datetime(2024, 5, 15, 14, 30, tzinfo=UTC)
 MIN = datetime.min.replace(tzinfo=UTC)

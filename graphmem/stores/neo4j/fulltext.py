@@ -16,7 +16,7 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from graphmem.models import tenant_fulltext
+from graphmem.domain.models import tenant_fulltext
 from graphmem.stores.neo4j.session import Neo4jSession
 
 _NAME = re.compile(r"[A-Za-z0-9_]{1,64}")

@@ -13,11 +13,11 @@ from typing import Any
 from neo4j import AsyncDriver
 from neo4j.api import AsyncBookmarkManager
 
-from graphmem.cypher import CypherLibrary
-from graphmem.models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem, pack_vector
+from graphmem.domain.models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem, pack_vector
 from graphmem.stores import GraphScans, GraphSearch, GraphSpaces
 from graphmem.stores.neo4j import record_fields
 from graphmem.stores.neo4j.fulltext import TenantFulltext
+from graphmem.stores.neo4j.library import CypherLibrary
 from graphmem.stores.neo4j.records import memory_item, parsed
 from graphmem.stores.neo4j.scans import Neo4jGraphScans
 from graphmem.stores.neo4j.search import Neo4jGraphSearch

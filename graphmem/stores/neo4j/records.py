@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from graphmem.models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
+from graphmem.domain.models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
 from graphmem.settings import PersonaConfig
 from graphmem.stores.models import (
     AliasRule,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from graphmem.models import MemoryItem, Tier, TierCount
+from graphmem.domain.models import MemoryItem, Tier, TierCount
 from graphmem.stores.neo4j.records import memory_item, parsed
 from graphmem.stores.neo4j.session import Neo4jSession
 

@@ -2,7 +2,7 @@
 nearest neighbours (exact in a small scope, a vector index beyond: ``vectorindex.py``
 says which), the turns
 around a hit, the memories that mention an entity, and the rows a scope's in-memory copy
-is built from (``memory/scopecache.py``).
+is built from (``memory/search/scopecache.py``).
 
 Every read returns one Cypher row of lists (``MemoryRows``): the driver decodes one row of
 lists many times faster than a row per memory, and search needs columns, not items.
@@ -19,9 +19,9 @@ from typing import Any
 
 import neo4j
 
+from graphmem.domain.models import MemoryItem, MemoryType, Tier, pack_vector
 from graphmem.enrich import lexical
 from graphmem.errors import GraphmemError, Unavailable
-from graphmem.models import MemoryItem, MemoryType, Tier, pack_vector
 from graphmem.stores.models import MemoryRows, ScopeTooLarge
 from graphmem.stores.neo4j.fulltext import TenantFulltext
 from graphmem.stores.neo4j.records import ParsedOnRead, memory_item

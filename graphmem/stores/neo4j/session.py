@@ -23,8 +23,8 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from graphmem.cypher import CypherLibrary
 from graphmem.errors import BadInput, GraphmemError, Unavailable
+from graphmem.stores.neo4j.library import CypherLibrary
 
 log = logging.getLogger("graphmem.stores")
 

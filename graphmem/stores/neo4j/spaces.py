@@ -1,12 +1,12 @@
 """Which model's vectors each tenant holds, and the steps of `graphmem reembed`
-(``memory/reembed.py``): the graph side of "one model per tenant" (docs/recall.md)."""
+(``memory/writepath/reembed.py``): the graph side of "one model per tenant" (docs/recall.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from graphmem.models import EmbeddingSpace
+from graphmem.domain.models import EmbeddingSpace
 from graphmem.stores.neo4j.session import Neo4jSession
 
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from neo4j.exceptions import ClientError
 
+from graphmem.domain.models import tenant_vector_index
 from graphmem.errors import GraphmemError
-from graphmem.models import tenant_vector_index
 from graphmem.stores.neo4j.fulltext import TenantFulltext, create_tenant_index
 from graphmem.stores.neo4j.session import Neo4jSession
 

@@ -72,7 +72,7 @@ _PAD_BATCH = 64
 
 def pad_key(tenant: str, pad: str, owner: str) -> str:
     """The Redis key of a tenant's pad: "m" a session's messages, "w" a task's working
-    memory (``graphmem.quota.Pad``)."""
+    memory (``graphmem.memory.tiers.quota.Pad``)."""
     if pad == "m":
         return session_keys(tenant, owner).messages
     return task_key(tenant, owner)

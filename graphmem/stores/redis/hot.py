@@ -23,7 +23,7 @@ import numpy as np
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from graphmem.models import LEGACY_EMBEDDING_MODEL, MemoryItem
+from graphmem.domain.models import LEGACY_EMBEDDING_MODEL, MemoryItem
 from graphmem.stores import SessionIndex, SessionLocks
 from graphmem.stores.models import Enriched
 from graphmem.stores.redis.client import connect

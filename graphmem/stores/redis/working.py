@@ -1,5 +1,5 @@
 """Working memory in Redis: a task's scratch pad, one hash per task, shared by every API
-replica (``graphmem/working.py`` is the capability over it).
+replica (``graphmem/memory/kinds/working.py`` is the capability over it).
 
 Key ``gm:{<tenant>:<task>}:wm`` (a slot per task in a Redis Cluster): field → the value
 as JSON. One Lua script sets a field

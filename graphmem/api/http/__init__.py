@@ -1,0 +1,1 @@
+"""HTTP concerns: the Starlette app, uvicorn, API keys, bodies, limits and fair shares."""

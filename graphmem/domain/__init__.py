@@ -1,0 +1,1 @@
+"""The domain: models shared by every layer, with no I/O and no NLP."""

@@ -1,0 +1,1 @@
+"""Entity memory: NER results resolved into entities, their relations and provenance."""

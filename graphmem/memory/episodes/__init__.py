@@ -1,0 +1,1 @@
+"""Episodic memory: tasks, steps, episodes, votes, reflections and their patterns."""

@@ -1,0 +1,416 @@
+"""One search scope's memories in memory, as arrays: what lets a search rank a user's
+thousand memories by BM25 (with the scope's own statistics) and by cosine, find each
+one's best sentence and walk to its neighbouring turns in about a millisecond, instead
+of four Cypher round trips.
+
+A view holds only what does not change without a version bump (``changes.py``): ids,
+session, user, place in the conversation, date, speaker, type, tier, vectors and stem
+hashes.
+What a search returns (content, access counts, relevance) is read fresh from the graph
+for the final results. Views are immutable; a change makes a new view (``patched``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from graphmem.domain.models import MemoryType, Tier
+from graphmem.stores.models import MemoryRows
+
+F32 = npt.NDArray[np.float32]
+F16 = npt.NDArray[np.float16]
+I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+U32 = npt.NDArray[np.uint32]
+Mask = npt.NDArray[np.bool_]
+
+#: Lucene's BM25 parameters, so that a scope in memory ranks as its index would
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+TIER_CODES = {t.value: n for n, t in enumerate(Tier)}
+TYPE_CODES = {t.value: n for n, t in enumerate(MemoryType)}
+UNKNOWN = -1  # a type or tier written by something newer than this process
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A memory as ranking sees it (``retrieval.Turn``)."""
+
+    id: str
+    session_id: str
+    user_id: str | None
+    seq: int
+    type: str
+    #: when it happened, epoch seconds (0: not known)
+    created: int = 0
+    #: who said it ("": not known)
+    speaker: str = ""
+
+
+def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F16, I64]:
+    """Rows' vectors as arrays: (own vectors, embedded?, sentence vectors, sentences per
+    memory). A memory not embedded yet has a zero vector and no sentences."""
+    n = len(rows.ids)
+    size = 4 * dimension
+    has = [i for i, raw in enumerate(rows.vectors) if raw is not None and len(raw) == size]
+    vectors = np.zeros((n, dimension), dtype=np.float32)
+    embedded = np.zeros(n, dtype=np.bool_)
+    if has:
+        # one join and one frombuffer, not one per row
+        joined = b"".join(rows.vectors[i] or b"" for i in has)
+        vectors[has] = np.frombuffer(joined, dtype="<f4").reshape(-1, dimension)
+        embedded[has] = True
+    counts = np.zeros(n, dtype=np.int64)
+    blocks: list[bytes] = []
+    for i, raw in enumerate(rows.sentences):
+        if raw is not None and embedded[i] and len(raw) % (2 * dimension) == 0:
+            counts[i] = len(raw) // (2 * dimension)
+            blocks.append(raw)
+    sentences = np.frombuffer(b"".join(blocks), dtype="<f2").reshape(-1, dimension)
+    return vectors, embedded, sentences, counts
+
+
+def decode_terms(rows: MemoryRows) -> tuple[U32, I64, Mask]:
+    """Rows' stem hashes (``enrich/lexical.py``) as one array in row order, each row's
+    count of them (its length, for BM25), and which rows had them (a row written by an
+    older version has none until ``Memory.backfill_terms`` analyses it)."""
+    n = len(rows.ids)
+    if len(rows.terms) != n:
+        return np.zeros(0, dtype=np.uint32), np.zeros(n, dtype=np.int64), np.zeros(n, np.bool_)
+    counts = np.fromiter(
+        (0 if t is None else len(t) // 4 for t in rows.terms), dtype=np.int64, count=n
+    )
+    joined = b"".join(t[: 4 * (len(t) // 4)] for t in rows.terms if t is not None)
+    terms = np.frombuffer(joined, dtype="<u4").astype(np.uint32)
+    analysed = np.fromiter((t is not None for t in rows.terms), dtype=np.bool_, count=n)
+    return terms, counts, analysed
+
+
+class Codes:
+    """A column of few distinct values (sessions, users, type names) as small integers
+    into one list of those values: four bytes a row, not a Python object a row."""
+
+    def __init__(self, names: list[Any], codes: I32) -> None:
+        self.names, self.codes = names, codes
+        self.lookup = {name: n for n, name in enumerate(names)}
+
+    @classmethod
+    def of(cls, values: Sequence[Any], names: Sequence[Any] = ()) -> Codes:
+        table: dict[Any, int] = {name: n for n, name in enumerate(names)}
+        codes = np.fromiter(
+            (table.setdefault(v, len(table)) for v in values), dtype=np.int32, count=len(values)
+        )
+        return cls(list(table), codes)
+
+    def __getitem__(self, row: int) -> Any:
+        return self.names[self.codes[row]]
+
+    def rows_of(self, value: Any) -> Mask:
+        code = self.lookup.get(value)
+        if code is None:
+            return np.zeros(len(self.codes), dtype=np.bool_)
+        found: Mask = self.codes == code
+        return found
+
+    def merged(self, keep: I64, values: Sequence[Any]) -> Codes:
+        """The kept rows' codes followed by ``values``' (new values join the names)."""
+        fresh = Codes.of(values, self.names)
+        return Codes(fresh.names, np.concatenate((self.codes[keep], fresh.codes)))
+
+    @property
+    def nbytes(self) -> int:
+        return self.codes.nbytes + 200 * len(self.names)
+
+
+def _packed_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
+    return np.array([i.encode() for i in ids], dtype=np.bytes_) if ids else np.zeros(0, "S1")
+
+
+class ScopeView:
+    """Columns only, no Python object per row: a view is its arrays and a few objects,
+    sized exactly (``nbytes``, what the cache's bound counts), and building, patching and
+    looking up are numpy operations over them."""
+
+    def __init__(
+        self,
+        ids: npt.NDArray[np.bytes_],
+        sessions: Codes,
+        users: Codes,
+        seqs: I64,
+        tiers: npt.NDArray[np.int8],
+        types: npt.NDArray[np.int8],
+        type_names: Codes,
+        vectors: F32,
+        embedded: Mask,
+        sentences: F16,
+        counts: I64,
+        terms: U32,
+        term_counts: I64,
+        analysed: Mask,
+        created: I64,
+        speakers: Codes,
+    ) -> None:
+        self.ids, self.sessions, self.users = ids, sessions, users
+        self.seqs, self.tiers, self.types, self.type_names = seqs, tiers, types, type_names
+        self.vectors, self.embedded = vectors, embedded
+        self.sentences, self.counts = sentences, counts
+        #: every row's stem hashes, and the row each belongs to; ``lexical``: every row
+        #: has them, so BM25 can be computed here with the scope's own statistics
+        self.terms, self.term_counts, self.analysed = terms, term_counts, analysed
+        self.lexical = bool(analysed.all())
+        self.created, self.speakers = created, speakers
+        self.term_rows: I32 = np.repeat(np.arange(len(ids), dtype=np.int32), term_counts)
+        self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        # ids sorted, for lookups by binary search
+        self.by_id: I64 = np.argsort(ids, kind="stable")
+        self.sorted_ids = ids[self.by_id]
+        # all rows grouped by session, each session in conversation order, and each
+        # row's place in that order
+        self.order: I64 = np.lexsort((ids, seqs, sessions.codes))
+        self.ordered_sessions = sessions.codes[self.order]
+        self.place = np.zeros(len(ids), dtype=np.int64)
+        self.place[self.order] = np.arange(len(ids))
+        self.nbytes = (
+            sum(a.nbytes for a in (ids, seqs, tiers, types, vectors, embedded, sentences))
+            + counts.nbytes * 2
+            + terms.nbytes * 2
+            + term_counts.nbytes
+            + analysed.nbytes
+            + created.nbytes
+            + self.by_id.nbytes * 4
+            + sessions.nbytes
+            + users.nbytes
+            + type_names.nbytes
+            + speakers.nbytes
+        )
+
+    @classmethod
+    def from_rows(cls, rows: MemoryRows, dimension: int) -> ScopeView:
+        pages = Pages(dimension)
+        pages.add(rows)
+        return pages.view()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def id_at(self, row: int) -> str:
+        return bytes(self.ids[row]).decode()
+
+    def rows_of(self, ids: Sequence[str]) -> list[int | None]:
+        """Each id's row, None for an id the view does not hold."""
+        if not len(self.ids) or not ids:
+            return [None] * len(ids)
+        wanted = _packed_ids(ids)
+        at = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self.ids) - 1)
+        found = self.sorted_ids[at] == wanted
+        rows = self.by_id[at]
+        return [int(r) if f else None for r, f in zip(rows, found, strict=True)]
+
+    def patched(self, changed: Collection[str], rows: MemoryRows) -> ScopeView:
+        """This view with the memories of ``changed`` replaced by ``rows`` (the ones of
+        them still in the scope; the others were deleted or left it)."""
+        gone = np.zeros(len(self.ids), dtype=np.bool_)
+        for row in self.rows_of(list(changed)):
+            if row is not None:
+                gone[row] = True
+        keep = np.flatnonzero(~gone)
+        vectors, embedded, sentences, counts = decode(rows, self.vectors.shape[1])
+        # the kept memories' sentence rows and stems, in order
+        in_kept = np.repeat(~gone, self.counts)
+        terms, term_counts, analysed = decode_terms(rows)
+        return ScopeView(
+            np.concatenate((self.ids[keep], _packed_ids(rows.ids))),
+            self.sessions.merged(keep, rows.sessions),
+            self.users.merged(keep, rows.users),
+            np.concatenate((self.seqs[keep], np.asarray(rows.seqs, dtype=np.int64))),
+            np.concatenate(
+                (
+                    self.tiers[keep],
+                    np.asarray([TIER_CODES.get(t, UNKNOWN) for t in rows.tiers], dtype=np.int8),
+                )
+            ),
+            np.concatenate(
+                (
+                    self.types[keep],
+                    np.asarray([TYPE_CODES.get(t, UNKNOWN) for t in rows.types], dtype=np.int8),
+                )
+            ),
+            self.type_names.merged(keep, rows.types),
+            np.concatenate((self.vectors[keep], vectors)),
+            np.concatenate((self.embedded[keep], embedded)),
+            np.concatenate((self.sentences[in_kept], sentences)),
+            np.concatenate((self.counts[keep], counts)),
+            np.concatenate((self.terms[np.repeat(~gone, self.term_counts)], terms)),
+            np.concatenate((self.term_counts[keep], term_counts)),
+            np.concatenate((self.analysed[keep], analysed)),
+            np.concatenate((self.created[keep], np.asarray(rows.dates(), dtype=np.int64))),
+            self.speakers.merged(keep, rows.said_by()),
+        )
+
+    # --- what a search asks ---------------------------------------------------------
+    def mask(
+        self,
+        tiers: Sequence[str],
+        types: Sequence[MemoryType] | None = None,
+        user_id: str | None = None,
+    ) -> Mask:
+        """The rows a search may return: of its tiers (and types, and user)."""
+        keep = np.isin(self.tiers, [TIER_CODES[t] for t in tiers if t in TIER_CODES])
+        if types:
+            keep &= np.isin(self.types, [TYPE_CODES[t.value] for t in types])
+        if user_id is not None:
+            keep &= self.users.rows_of(user_id)
+        return keep
+
+    def cosines(self, query: F32) -> F32:
+        """Each row's cosine to the (normalised) query, by its own vector."""
+        # einsum, not @: above a thousand rows a BLAS matrix-vector product goes
+        # multithreaded, which on a busy 2-core machine costs milliseconds, not microseconds
+        own: F32 = np.einsum("ij,j->i", self.vectors, query)
+        return own
+
+    def best(self, rows: Sequence[int], own: F32, query: F32) -> F32:
+        """The best cosine of each of ``rows``: the larger of its own and its best
+        sentence's. Only for the rows a search returns or weighs (a few hundred), which
+        is why sentence vectors can stay float16 here: half the memory of a view."""
+        at = np.asarray(rows, dtype=np.int64)
+        out: F32 = own[at].copy()
+        counts = self.counts[at]
+        has = counts > 0
+        if has.any():
+            c = counts[has]
+            first = np.cumsum(c) - c  # each row's first sentence among those gathered
+            gathered = np.repeat(self.starts[at[has]] - first, c) + np.arange(int(c.sum()))
+            scores = np.einsum("ij,j->i", self.sentences[gathered].astype(np.float32), query)
+            out[has] = np.maximum(out[has], np.maximum.reduceat(scores, first))
+        return out
+
+    def bm25(self, query: U32, mask: Mask, limit: int) -> tuple[I64, F32]:
+        """The ``limit`` rows of ``mask`` with the best BM25 score for the query's stem
+        hashes, best first, and their scores. The statistics (document frequencies,
+        average length) are the whole view's, every tier: what the scope holds, nothing
+        outside it."""
+        n = len(self.ids)
+        documents = int(np.count_nonzero(self.term_counts))
+        wanted = np.unique(query)
+        if not documents or not len(wanted):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        # One pass over the scope's stems whatever the number of query terms (a query
+        # of a few hundred distinct words costs what one of three does): the stems that
+        # are query terms, counted per (term, row).
+        hit = np.isin(self.terms, wanted)
+        pairs, tf = np.unique(
+            np.searchsorted(wanted, self.terms[hit]) * n + self.term_rows[hit],
+            return_counts=True,
+        )
+        term, row = np.divmod(pairs, n)
+        df = np.bincount(term, minlength=len(wanted))
+        idf = np.log1p((documents - df + 0.5) / (df + 0.5))
+        length = self.term_counts[row] * (documents / int(self.term_counts.sum()))
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length)
+        scores = np.bincount(row, weights=idf[term] * tf / (tf + norm), minlength=n).astype(
+            np.float32
+        )
+        rows = np.flatnonzero(mask & (scores > 0))
+        # best first; among equal scores, by date and then place in the conversation, as
+        # memory/text_hits orders them: the same memories rank alike however they were
+        # written (an import into another tenant ranks as the original does)
+        order = np.lexsort((self.seqs[rows], self.created[rows], -scores[rows]))
+        ordered: I64 = rows[order][:limit]
+        return ordered, scores[ordered]
+
+    def nearest(self, own: F32, mask: Mask, k: int) -> I64:
+        """The ``k`` embedded rows of ``mask`` closest by their own vector, best first."""
+        rows = np.flatnonzero(mask & self.embedded)
+        if len(rows) > k:
+            rows = rows[np.argpartition(-own[rows], k - 1)[:k]]
+        ordered: I64 = rows[np.argsort(-own[rows], kind="stable")]
+        return ordered
+
+    def neighbours(self, row: int, window: int, mask: Mask) -> list[int]:
+        """The ``window`` rows of ``mask`` just before and just after ``row`` in its
+        session's conversation."""
+        session = self.sessions.codes[row]
+        lo = int(np.searchsorted(self.ordered_sessions, session, "left"))
+        hi = int(np.searchsorted(self.ordered_sessions, session, "right"))
+        at = int(self.place[row])
+        out: list[int] = []
+        for step in (-1, 1):
+            found, n = 0, at + step
+            while found < window and lo <= n < hi:
+                other = int(self.order[n])
+                if mask[other]:
+                    out.append(other)
+                    found += 1
+                n += step
+        return out
+
+    def turn(self, row: int) -> Turn:
+        return Turn(
+            self.id_at(row),
+            self.sessions[row],
+            self.users[row],
+            int(self.seqs[row]),
+            self.type_names[row],
+            int(self.created[row]),
+            self.speakers[row],
+        )
+
+
+class Pages:
+    """A view read a page of rows at a time: each page's byte strings (vectors, sentence
+    vectors, stems: a few KB a memory) become arrays as the page arrives, so that reading
+    a scope whole holds one page of them at a time, never the whole scope's. Those
+    blocks are below the allocator's mmap threshold: a scope's worth of them at once
+    grew the C heap to the largest scope ever read, and kept it there."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self._rows: list[MemoryRows] = []
+        self._arrays: list[tuple[npt.NDArray[Any], ...]] = []
+
+    def add(self, rows: MemoryRows) -> None:
+        self._arrays.append((*decode(rows, self.dimension), *decode_terms(rows)))
+        self._rows.append(replace(rows, vectors=[], sentences=[], terms=[]))
+
+    def __len__(self) -> int:
+        return sum(len(rows.ids) for rows in self._rows)
+
+    def view(self) -> ScopeView:
+        """The view of the pages added, once: the pages are let go as it is built."""
+        if not self._rows:
+            self.add(MemoryRows([], [], [], [], [], [], [], []))
+        rows = MemoryRows.joined(self._rows)
+        # A column's pages go as soon as the column is joined: the scope's arrays are
+        # never held twice over (pages and joined), only one column's worth of them.
+        columns = [list(column) for column in zip(*self._arrays, strict=True)]
+        self._arrays.clear()
+        joined = []
+        for column in columns:
+            joined.append(np.concatenate(column))
+            column.clear()
+        vectors, embedded, sentences, counts, terms, term_counts, analysed = joined
+        return ScopeView(
+            _packed_ids(rows.ids),
+            Codes.of(rows.sessions),
+            Codes.of(rows.users),
+            np.asarray(rows.seqs, dtype=np.int64),
+            np.asarray([TIER_CODES.get(t, UNKNOWN) for t in rows.tiers], dtype=np.int8),
+            np.asarray([TYPE_CODES.get(t, UNKNOWN) for t in rows.types], dtype=np.int8),
+            Codes.of(rows.types),
+            vectors,
+            embedded,
+            sentences,
+            counts,
+            terms,
+            term_counts,
+            analysed,
+            np.asarray(rows.dates(), dtype=np.int64),
+            Codes.of(rows.said_by()),
+        )

@@ -4,6 +4,7 @@ every named Cypher statement and the files its commands need."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -14,6 +15,15 @@ LIBRARY = ROOT / "graphmem" / "stores" / "neo4j" / "cypher"
 
 
 def build_wheel(out: Path) -> Path:
+    """From a copy of the sources: setuptools reuses a ``build/`` folder beside them, and
+    a stale one could hide a file the package data misses."""
+    source = out / "source"
+    shutil.copytree(
+        ROOT / "graphmem", source / "graphmem", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).exists():
+            shutil.copy(ROOT / name, source / name)
     subprocess.run(
         [
             sys.executable,
@@ -25,7 +35,7 @@ def build_wheel(out: Path) -> Path:
             "--no-build-isolation",
             "-w",
             str(out),
-            str(ROOT),
+            str(source),
         ],
         check=True,
         capture_output=True,

@@ -157,7 +157,7 @@ def blas_threads(n: int) -> None:
 
 def build(config: Config) -> Any:
     from graphmem.enrich.bge import BgeSmallEmbedder
-    from graphmem.enrich.embed import MiniLMFp32Embedder, MiniLMInt8Embedder
+    from graphmem.enrich.minilm import MiniLMFp32Embedder, MiniLMInt8Embedder
     from graphmem.settings import load_settings
 
     if config.embedder.startswith("bge-small-"):
@@ -289,7 +289,7 @@ class BeforeInt8Embedder:
     Kept here so every run compares before and after on the same machine state."""
 
     def __init__(self) -> None:
-        from graphmem.enrich.embed import MiniLMInt8Embedder
+        from graphmem.enrich.minilm import MiniLMInt8Embedder
 
         inner = MiniLMInt8Embedder(threads=2, spinning=True)
         self.name, self.dimension, self._inner = inner.name, inner.dimension, inner
@@ -314,7 +314,7 @@ def enrichment(turns: list[str], rounds: int) -> dict[str, Any]:
     threads at once) or one after the other; before and after, interleaved round by round."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from graphmem.enrich.embed import MiniLMInt8Embedder
+    from graphmem.enrich.minilm import MiniLMInt8Embedder
     from graphmem.enrich.ner import EntityExtractor
     from graphmem.enrich.sentences import embed_memories, split_sentences
 
@@ -404,7 +404,7 @@ def long_worker(budget: int, texts_file: Path) -> None:
     from graphmem.ops import allocator
 
     allocator.tune(trim_seconds=None)  # as `graphmem worker` sets glibc
-    from graphmem.enrich.embed import MiniLMInt8Embedder
+    from graphmem.enrich.minilm import MiniLMInt8Embedder
 
     embedder = MiniLMInt8Embedder(threads=2)  # arena on, shrunk: as the workers run it
     embedder.batch_tokens = budget

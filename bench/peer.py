@@ -55,7 +55,7 @@ from bench.locomo import (
 )
 from bench.perf import percentile
 from bench.report import RESULTS, ROOT, run_info, save_json, update_section
-from graphmem.enrich.embed import MiniLMInt8Embedder
+from graphmem.enrich.minilm import MiniLMInt8Embedder
 from graphmem.enrich.tokens import tokenizer_path
 from graphmem.ops.devstack.neo4j import Neo4jLauncher
 from graphmem.settings import Settings

@@ -12,7 +12,7 @@ What runs, with no LLM anywhere:
 
 - embeddings: ``MiniLMProvider`` below, the peer's ``EmbeddingProvider`` protocol over
   all-MiniLM-L6-v2 int8 ONNX with the same tokenizer, truncation, mean pooling and
-  L2 normalisation as ``graphmem.enrich.embed.MiniLMInt8Embedder``;
+  L2 normalisation as ``graphmem.enrich.minilm.MiniLMInt8Embedder``;
 - extraction: the peer's spaCy extractor (``ExtractorType.SPACY``), GLiNER2.5 and the LLM
   fallback off; the peer's default resolver (composite: ontology-aware, fuzzy and
   embedding blocking) on;

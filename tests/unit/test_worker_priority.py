@@ -1,5 +1,6 @@
-"""The enrichment worker's CPU priority (graphmem/ops/cli.py, ``lower_priority``): nice, a
-scheduler group of its own and SCHED_IDLE, so that requests come first."""
+"""The enrichment worker's CPU priority (graphmem/ops/commands/serving.py,
+``lower_priority``): nice, a scheduler group of its own and SCHED_IDLE, so that requests
+come first."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 PROBE = """
 import json, os
-from graphmem.ops.cli import lower_priority
+from graphmem.ops.commands.serving import lower_priority
 lower_priority(10, {idle})
 print(json.dumps({{"policy": os.sched_getscheduler(0), "nice": os.nice(0),
                    "leader": os.getsid(0) == os.getpid()}}))

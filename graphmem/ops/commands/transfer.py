@@ -1,0 +1,89 @@
+"""`graphmem import` and `graphmem export`: memories from and to files, through a
+running API."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from graphmem.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from graphmem.client import Graphmem
+
+
+def _client(args: argparse.Namespace) -> Graphmem:
+    from graphmem.client import Graphmem
+
+    if not args.key:
+        raise ConfigurationError("GRAPHMEM_KEY: give the API key with --key or GRAPHMEM_KEY")
+    return Graphmem(args.url, args.key)
+
+
+def import_memories(args: argparse.Namespace) -> int:
+    """Exit 0 when the import ran to the end, skipped entries and all (each is printed on
+    stderr with where and why); 1 when none of the file's entries could be imported
+    (every one skipped), when ``--strict`` and any was skipped, or when the API stopped
+    it (a rerun resumes)."""
+    from tqdm import tqdm
+
+    from graphmem.client import GraphmemError
+    from graphmem.transfer.importer import import_file
+    from graphmem.transfer.sources import Skipped
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request drowns the skips
+
+    def skipped(entry: Skipped) -> None:
+        tqdm.write(f"{args.file}: {entry.where}: skipped: {entry.reason}", file=sys.stderr)
+
+    try:
+        with _client(args) as gm:
+            report = import_file(
+                gm,
+                Path(args.file),
+                batch=args.batch,
+                progress=not args.quiet,
+                wait_seconds=args.wait,
+                on_skip=skipped,
+            )
+    except OSError as exc:
+        print(f"graphmem import: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except GraphmemError as exc:
+        print(f"graphmem import: stopped: {exc} (run it again to resume)", file=sys.stderr)
+        return 1
+    print(
+        f"imported {report.added}, already there {report.duplicates}, "
+        f"skipped {report.skipped}, spilled {report.spilled}"
+    )
+    if report.tasks_added or report.tasks_skipped:
+        print(f"tasks: added {report.tasks_added}, already there {report.tasks_skipped}")
+    if report.waiting:
+        print(
+            f"{report.waiting} memories still wait for their vectors and entities "
+            "(searchable by their words meanwhile; the `enrichment` query follows them)"
+        )
+    usable = report.added + report.duplicates + report.tasks_added + report.tasks_skipped
+    if report.skipped and (args.strict or not usable):
+        return 1
+    return 0
+
+
+def export_memories(args: argparse.Namespace) -> int:
+    from graphmem.transfer.exporter import export_user
+
+    with _client(args) as gm:
+        if args.out == "-":
+            done = export_user(gm, args.user, sys.stdout)
+        else:
+            with open(args.out, "w", encoding="utf-8") as out:
+                done = export_user(gm, args.user, out)
+    print(
+        f"exported {done.memories} memories, {done.entities} entities and {done.tasks} "
+        f"tasks of {args.user}",
+        file=sys.stderr,
+    )
+    return 0

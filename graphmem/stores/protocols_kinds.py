@@ -1,0 +1,141 @@
+"""What the memory kinds beside the tiers need from their stores.
+
+``EntityStore``, ``EpisodeStore``, ``ProfileStore`` and ``ConversationStore`` are what
+entity, episodic, persona/structured and short-term memory need; ``WorkingStore`` holds a
+task's working memory. The graph holds the first three (``neo4j/``), Redis the other two
+(``redis/conversation.py``, ``redis/working.py``). They return the typed models of
+``stores/models.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from graphmem.settings import PersonaConfig
+from graphmem.stores.models import (
+    AliasRule,
+    EntityDetail,
+    Episode,
+    EpisodeSteps,
+    MergeResult,
+    Message,
+    OwnedTask,
+    Reflection,
+    ScoredEpisode,
+    Step,
+    StoredRecord,
+    Task,
+    TaskDetail,
+    Transfer,
+    TransferOutcome,
+    UserEntity,
+)
+
+
+@runtime_checkable
+class EntityStore(Protocol):
+    async def resolution_table(self, tenant: str) -> list[AliasRule]: ...
+    async def write(
+        self,
+        tenant: str,
+        mentions: Sequence[dict[str, Any]],
+        relations: Sequence[dict[str, Any]],
+        pairs: Sequence[dict[str, Any]],
+    ) -> None: ...
+    async def refresh(self, tenant: str, keys: Sequence[str]) -> int: ...
+    async def user_entities(
+        self, tenant: str, user_id: str, entity_type: str | None, limit: int
+    ) -> list[UserEntity]: ...
+    async def get(self, tenant: str, key: str) -> EntityDetail | None: ...
+    async def merge(
+        self, tenant: str, source: str, target: str, merge_id: str, reason: str, now: datetime
+    ) -> MergeResult | None: ...
+    async def undo_merge(self, tenant: str, merge_id: str) -> MergeResult | None: ...
+    async def find_by_name(self, tenant: str, norm: str) -> list[str]: ...
+    async def set_alias(
+        self, tenant: str, alias: str, canonical: str, kind: str, now: datetime
+    ) -> None: ...
+    async def split(
+        self, tenant: str, key: str, surface: str, new_key: str, name: str, now: datetime
+    ) -> bool: ...
+
+
+@runtime_checkable
+class EpisodeStore(Protocol):
+    async def create_task(
+        self,
+        tenant: str,
+        task_id: str,
+        description: str,
+        owner: str | None,
+        embedding: Sequence[float],
+        now: datetime,
+        model: str,
+    ) -> Task: ...
+    async def add_step(self, tenant: str, task_id: str, step: dict[str, Any]) -> Step | None: ...
+    async def complete_task(
+        self, tenant: str, task_id: str, status: str, now: datetime
+    ) -> Task | None: ...
+    async def transfer(
+        self, tenant: str, task_id: str, transfer: dict[str, Any]
+    ) -> TransferOutcome | None: ...
+    async def transfers(self, tenant: str, task_id: str) -> list[Transfer]: ...
+    async def get_task(self, tenant: str, task_id: str) -> TaskDetail | None: ...
+    async def owned_tasks(
+        self, tenant: str, owner: str, after: str | None, limit: int
+    ) -> list[OwnedTask]: ...
+    async def import_task(self, tenant: str, task: dict[str, Any]) -> tuple[Task, bool]: ...
+    async def record_episode(self, tenant: str, episode: dict[str, Any]) -> Episode | None: ...
+    async def similar(
+        self,
+        tenant: str,
+        embedding: Sequence[float],
+        signature: str | None,
+        boost: float,
+        limit: int,
+    ) -> list[ScoredEpisode]: ...
+    async def with_steps(self, tenant: str, signature: str | None) -> list[EpisodeSteps]: ...
+    async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> Reflection: ...
+    async def reflections(
+        self, tenant: str, kind: str | None, signature: str | None
+    ) -> list[Reflection]: ...
+
+
+@runtime_checkable
+class WorkingStore(Protocol):
+    async def set(
+        self, tenant: str, task_id: str, key: str, value: str, max_bytes: int, ttl: int
+    ) -> dict[str, Any] | None: ...
+    async def get(self, tenant: str, task_id: str) -> dict[str, Any]: ...
+    async def clear(self, tenant: str, task_id: str) -> None: ...
+
+
+@runtime_checkable
+class ProfileStore(Protocol):
+    async def persona(self, tenant: str, agent_id: str) -> PersonaConfig | None: ...
+    async def set_persona(
+        self, tenant: str, agent_id: str, persona: PersonaConfig, now: datetime
+    ) -> PersonaConfig: ...
+    async def set_schema(self, tenant: str, name: str, schema: str, now: datetime) -> None: ...
+    async def schema(self, tenant: str, name: str) -> str | None: ...
+    async def add_record(
+        self,
+        tenant: str,
+        schema: str,
+        record_id: str,
+        data: str,
+        fields: dict[str, Any],
+        now: datetime,
+    ) -> datetime | None: ...
+    async def records(
+        self, tenant: str, schema: str, where: dict[str, Any], limit: int
+    ) -> list[StoredRecord]: ...
+
+
+@runtime_checkable
+class ConversationStore(Protocol):
+    async def append(self, tenant: str, session_id: str, message: Message, ttl: int) -> int: ...
+    async def last(self, tenant: str, session_id: str, n: int) -> list[Message]: ...
+    async def clear(self, tenant: str, session_id: str) -> None: ...

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -673,7 +673,3 @@ class FakeGraphStore:
 
     async def close(self) -> None:
         self.closed = True
-
-
-def ids_of(items: Iterable[MemoryItem]) -> list[str]:
-    return [i.id for i in items]

@@ -1,0 +1,1 @@
+"""Helpers the tests share: in-memory stores, the contracts every store meets, builders."""

@@ -36,7 +36,8 @@ from graphmem.memory.search.fusion import (
 )
 from graphmem.memory.search.querytext import STOPWORDS, lucene_query
 from graphmem.memory.search.scopecache import ScopeCache
-from graphmem.memory.search.scopeview import F32, Turn
+from graphmem.memory.search.scopecolumns import F32
+from graphmem.memory.search.scopeview import Turn
 from graphmem.memory.search.weights import Weights, query_weights
 from graphmem.memory.writepath.enrichment import discard
 from graphmem.memory.writepath.spaces import TenantSpaces

@@ -31,13 +31,9 @@ import httpx
 from bench.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.http.app import create_app
 from graphmem.memory import Memory, RecallQuery
-from graphmem.memory.search.fusion import (
-    Weights,
-    add_context,
-    asks_inference,
-    base_scores,
-    query_weights,
-)
+from graphmem.memory.search.fusion import add_context, base_scores
+from graphmem.memory.search.querytext import asks_inference
+from graphmem.memory.search.weights import Weights, query_weights
 from graphmem.settings import load_settings
 
 

@@ -20,7 +20,7 @@ _WHERE = {
     "AddMemory": ".memory",
     "Memory": ".memory",
     "RecallQuery": ".memory",
-    "MemoryBuilder": ".builder",
+    "MemoryBuilder": ".memory.builder",
     "MemoryConfig": ".settings",
     "Settings": ".settings",
     "load_settings": ".settings",

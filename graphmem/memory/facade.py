@@ -17,10 +17,10 @@ from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.inputs import Inputs, Limits
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
-from graphmem.memory.search.fusion import Weights, weights_for
 from graphmem.memory.search.ranking import Ranker
 from graphmem.memory.search.recall import Recall
 from graphmem.memory.search.scopecache import ScopeCache
+from graphmem.memory.search.weights import Weights, weights_for
 from graphmem.memory.tiers.admission import Admission, AdmissionLimits
 from graphmem.memory.tiers.ingest import Ingest
 from graphmem.memory.tiers.listing import Listing

@@ -113,7 +113,7 @@ async def test_seed_002_prior_knowledge_votes_by_similarity(api: Api) -> None:
                 }
             },
         )
-    from graphmem.memory.episodes.memory import compute_signature
+    from graphmem.memory.episodes.patterns import compute_signature
 
     signature = compute_signature(columns)
     query = """query($q: String!, $s: String, $v: [String!]) {

@@ -11,7 +11,7 @@ import pytest
 
 from graphmem.memory import Memory, RecallQuery
 from graphmem.memory.search.candidates import Scope, from_graph, from_view
-from graphmem.memory.search.fusion import Weights
+from graphmem.memory.search.weights import Weights
 from graphmem.stores.neo4j.search import GRAPH_TIERS
 from tests.conftest import Stack, new_tenant, run_cypher
 

@@ -8,7 +8,8 @@ import pytest
 
 from graphmem.domain.models import query_scope_tokens, scope_token
 from graphmem.memory import Memory, RecallQuery
-from graphmem.memory.search.fusion import Retriever, lucene_query
+from graphmem.memory.search.fusion import Retriever
+from graphmem.memory.search.querytext import lucene_query
 from tests.conftest import Stack, run_cypher
 
 

@@ -11,7 +11,7 @@ import pytest
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
 from graphmem.memory.builder import MemoryBuilder
-from graphmem.memory.search.fusion import Weights
+from graphmem.memory.search.weights import Weights
 from tests.conftest import Stack, new_tenant, run_cypher
 
 ALICE = "Alice: Thanks, Bob! Your garden sounds lovely, Bob."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graphmem.errors import BadInput
-from graphmem.memory.episodes.memory import aggregate_votes, compute_signature, find_patterns
+from graphmem.memory.episodes.patterns import aggregate_votes, compute_signature, find_patterns
 
 
 def test_similarity_weighted_voting_by_hand() -> None:

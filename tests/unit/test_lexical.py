@@ -9,8 +9,9 @@ import math
 import numpy as np
 
 from graphmem.enrich import lexical
-from graphmem.memory.search.fusion import STOPWORDS
-from graphmem.memory.search.scopeview import BM25_B, BM25_K1, ScopeView
+from graphmem.memory.search.querytext import STOPWORDS
+from graphmem.memory.search.scopescoring import BM25_B, BM25_K1
+from graphmem.memory.search.scopeview import ScopeView
 from graphmem.stores.models import MemoryRows
 
 DIM = 4

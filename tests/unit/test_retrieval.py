@@ -8,18 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem.domain.models import query_scope_tokens, scope_token, scope_tokens
-from graphmem.memory.search.fusion import (
-    Weights,
-    add_links,
-    add_speaker,
-    add_time,
-    asks_inference,
-    fuse,
-    in_periods,
-    lucene_query,
-    named_speaker,
-    query_weights,
-)
+from graphmem.memory.search.fusion import add_links, add_speaker, add_time, fuse, in_periods
+from graphmem.memory.search.querytext import asks_inference, lucene_query, named_speaker
+from graphmem.memory.search.weights import Weights, query_weights
 
 
 @dataclasses.dataclass(frozen=True)

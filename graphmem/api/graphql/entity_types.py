@@ -9,7 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from graphmem.memory.entities.memory import EntityType
-from graphmem.memory.episodes.memory import StepStatus
+from graphmem.memory.episodes.patterns import StepStatus
 from graphmem.stores import models
 
 strawberry.enum(EntityType, name="EntityType")

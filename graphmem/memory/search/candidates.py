@@ -17,7 +17,8 @@ import numpy as np
 
 from graphmem.domain.models import MemoryItem, MemoryType
 from graphmem.enrich.sentences import best_cosines
-from graphmem.memory.search.scopeview import F32, U32, ScopeView, Turn
+from graphmem.memory.search.scopecolumns import F32, U32
+from graphmem.memory.search.scopeview import ScopeView, Turn
 from graphmem.memory.writepath.enrichment import discard
 from graphmem.stores import GraphSearch
 from graphmem.stores.models import MemoryRows

@@ -28,18 +28,17 @@ from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.inputs import Inputs, RecallQuery
 from graphmem.memory.search.candidates import Scope, Sources, TextQuery, from_graph, from_view
 from graphmem.memory.search.fusion import (
-    STOPWORDS,
     Retriever,
-    Weights,
     add_context,
     add_links,
     base_scores,
     likely_results,
-    lucene_query,
-    query_weights,
 )
+from graphmem.memory.search.querytext import STOPWORDS, lucene_query
 from graphmem.memory.search.scopecache import ScopeCache
-from graphmem.memory.search.scopeview import F32, Turn
+from graphmem.memory.search.scopecolumns import F32
+from graphmem.memory.search.scopeview import Turn
+from graphmem.memory.search.weights import Weights, query_weights
 from graphmem.memory.writepath.enrichment import discard
 from graphmem.memory.writepath.spaces import TenantSpaces
 from graphmem.stores import GraphStore

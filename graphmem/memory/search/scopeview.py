@@ -19,28 +19,29 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphmem.domain.models import MemoryType, Tier
+from graphmem.domain.models import MemoryType
+from graphmem.memory.search.scopecolumns import (
+    F16,
+    F32,
+    I32,
+    I64,
+    TIER_CODES,
+    TYPE_CODES,
+    U32,
+    UNKNOWN,
+    Codes,
+    Mask,
+    decode,
+    decode_terms,
+    packed_ids,
+)
+from graphmem.memory.search.scopescoring import ScopeScoring
 from graphmem.stores.models import MemoryRows
-
-F32 = npt.NDArray[np.float32]
-F16 = npt.NDArray[np.float16]
-I64 = npt.NDArray[np.int64]
-I32 = npt.NDArray[np.int32]
-U32 = npt.NDArray[np.uint32]
-Mask = npt.NDArray[np.bool_]
-
-#: Lucene's BM25 parameters, so that a scope in memory ranks as its index would
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-TIER_CODES = {t.value: n for n, t in enumerate(Tier)}
-TYPE_CODES = {t.value: n for n, t in enumerate(MemoryType)}
-UNKNOWN = -1  # a type or tier written by something newer than this process
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """A memory as ranking sees it (``retrieval.Turn``)."""
+    """A memory as ranking sees it (``fusion.Turn``)."""
 
     id: str
     session_id: str
@@ -53,86 +54,7 @@ class Turn:
     speaker: str = ""
 
 
-def decode(rows: MemoryRows, dimension: int) -> tuple[F32, Mask, F16, I64]:
-    """Rows' vectors as arrays: (own vectors, embedded?, sentence vectors, sentences per
-    memory). A memory not embedded yet has a zero vector and no sentences."""
-    n = len(rows.ids)
-    size = 4 * dimension
-    has = [i for i, raw in enumerate(rows.vectors) if raw is not None and len(raw) == size]
-    vectors = np.zeros((n, dimension), dtype=np.float32)
-    embedded = np.zeros(n, dtype=np.bool_)
-    if has:
-        # one join and one frombuffer, not one per row
-        joined = b"".join(rows.vectors[i] or b"" for i in has)
-        vectors[has] = np.frombuffer(joined, dtype="<f4").reshape(-1, dimension)
-        embedded[has] = True
-    counts = np.zeros(n, dtype=np.int64)
-    blocks: list[bytes] = []
-    for i, raw in enumerate(rows.sentences):
-        if raw is not None and embedded[i] and len(raw) % (2 * dimension) == 0:
-            counts[i] = len(raw) // (2 * dimension)
-            blocks.append(raw)
-    sentences = np.frombuffer(b"".join(blocks), dtype="<f2").reshape(-1, dimension)
-    return vectors, embedded, sentences, counts
-
-
-def decode_terms(rows: MemoryRows) -> tuple[U32, I64, Mask]:
-    """Rows' stem hashes (``enrich/lexical.py``) as one array in row order, each row's
-    count of them (its length, for BM25), and which rows had them (a row written by an
-    older version has none until ``Memory.backfill_terms`` analyses it)."""
-    n = len(rows.ids)
-    if len(rows.terms) != n:
-        return np.zeros(0, dtype=np.uint32), np.zeros(n, dtype=np.int64), np.zeros(n, np.bool_)
-    counts = np.fromiter(
-        (0 if t is None else len(t) // 4 for t in rows.terms), dtype=np.int64, count=n
-    )
-    joined = b"".join(t[: 4 * (len(t) // 4)] for t in rows.terms if t is not None)
-    terms = np.frombuffer(joined, dtype="<u4").astype(np.uint32)
-    analysed = np.fromiter((t is not None for t in rows.terms), dtype=np.bool_, count=n)
-    return terms, counts, analysed
-
-
-class Codes:
-    """A column of few distinct values (sessions, users, type names) as small integers
-    into one list of those values: four bytes a row, not a Python object a row."""
-
-    def __init__(self, names: list[Any], codes: I32) -> None:
-        self.names, self.codes = names, codes
-        self.lookup = {name: n for n, name in enumerate(names)}
-
-    @classmethod
-    def of(cls, values: Sequence[Any], names: Sequence[Any] = ()) -> Codes:
-        table: dict[Any, int] = {name: n for n, name in enumerate(names)}
-        codes = np.fromiter(
-            (table.setdefault(v, len(table)) for v in values), dtype=np.int32, count=len(values)
-        )
-        return cls(list(table), codes)
-
-    def __getitem__(self, row: int) -> Any:
-        return self.names[self.codes[row]]
-
-    def rows_of(self, value: Any) -> Mask:
-        code = self.lookup.get(value)
-        if code is None:
-            return np.zeros(len(self.codes), dtype=np.bool_)
-        found: Mask = self.codes == code
-        return found
-
-    def merged(self, keep: I64, values: Sequence[Any]) -> Codes:
-        """The kept rows' codes followed by ``values``' (new values join the names)."""
-        fresh = Codes.of(values, self.names)
-        return Codes(fresh.names, np.concatenate((self.codes[keep], fresh.codes)))
-
-    @property
-    def nbytes(self) -> int:
-        return self.codes.nbytes + 200 * len(self.names)
-
-
-def _packed_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
-    return np.array([i.encode() for i in ids], dtype=np.bytes_) if ids else np.zeros(0, "S1")
-
-
-class ScopeView:
+class ScopeView(ScopeScoring):
     """Columns only, no Python object per row: a view is its arrays and a few objects,
     sized exactly (``nbytes``, what the cache's bound counts), and building, patching and
     looking up are numpy operations over them."""
@@ -206,7 +128,7 @@ class ScopeView:
         """Each id's row, None for an id the view does not hold."""
         if not len(self.ids) or not ids:
             return [None] * len(ids)
-        wanted = _packed_ids(ids)
+        wanted = packed_ids(ids)
         at = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self.ids) - 1)
         found = self.sorted_ids[at] == wanted
         rows = self.by_id[at]
@@ -225,7 +147,7 @@ class ScopeView:
         in_kept = np.repeat(~gone, self.counts)
         terms, term_counts, analysed = decode_terms(rows)
         return ScopeView(
-            np.concatenate((self.ids[keep], _packed_ids(rows.ids))),
+            np.concatenate((self.ids[keep], packed_ids(rows.ids))),
             self.sessions.merged(keep, rows.sessions),
             self.users.merged(keep, rows.users),
             np.concatenate((self.seqs[keep], np.asarray(rows.seqs, dtype=np.int64))),
@@ -267,71 +189,6 @@ class ScopeView:
         if user_id is not None:
             keep &= self.users.rows_of(user_id)
         return keep
-
-    def cosines(self, query: F32) -> F32:
-        """Each row's cosine to the (normalised) query, by its own vector."""
-        # einsum, not @: above a thousand rows a BLAS matrix-vector product goes
-        # multithreaded, which on a busy 2-core machine costs milliseconds, not microseconds
-        own: F32 = np.einsum("ij,j->i", self.vectors, query)
-        return own
-
-    def best(self, rows: Sequence[int], own: F32, query: F32) -> F32:
-        """The best cosine of each of ``rows``: the larger of its own and its best
-        sentence's. Only for the rows a search returns or weighs (a few hundred), which
-        is why sentence vectors can stay float16 here: half the memory of a view."""
-        at = np.asarray(rows, dtype=np.int64)
-        out: F32 = own[at].copy()
-        counts = self.counts[at]
-        has = counts > 0
-        if has.any():
-            c = counts[has]
-            first = np.cumsum(c) - c  # each row's first sentence among those gathered
-            gathered = np.repeat(self.starts[at[has]] - first, c) + np.arange(int(c.sum()))
-            scores = np.einsum("ij,j->i", self.sentences[gathered].astype(np.float32), query)
-            out[has] = np.maximum(out[has], np.maximum.reduceat(scores, first))
-        return out
-
-    def bm25(self, query: U32, mask: Mask, limit: int) -> tuple[I64, F32]:
-        """The ``limit`` rows of ``mask`` with the best BM25 score for the query's stem
-        hashes, best first, and their scores. The statistics (document frequencies,
-        average length) are the whole view's, every tier: what the scope holds, nothing
-        outside it."""
-        n = len(self.ids)
-        documents = int(np.count_nonzero(self.term_counts))
-        wanted = np.unique(query)
-        if not documents or not len(wanted):
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        # One pass over the scope's stems whatever the number of query terms (a query
-        # of a few hundred distinct words costs what one of three does): the stems that
-        # are query terms, counted per (term, row).
-        hit = np.isin(self.terms, wanted)
-        pairs, tf = np.unique(
-            np.searchsorted(wanted, self.terms[hit]) * n + self.term_rows[hit],
-            return_counts=True,
-        )
-        term, row = np.divmod(pairs, n)
-        df = np.bincount(term, minlength=len(wanted))
-        idf = np.log1p((documents - df + 0.5) / (df + 0.5))
-        length = self.term_counts[row] * (documents / int(self.term_counts.sum()))
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length)
-        scores = np.bincount(row, weights=idf[term] * tf / (tf + norm), minlength=n).astype(
-            np.float32
-        )
-        rows = np.flatnonzero(mask & (scores > 0))
-        # best first; among equal scores, by date and then place in the conversation, as
-        # memory/text_hits orders them: the same memories rank alike however they were
-        # written (an import into another tenant ranks as the original does)
-        order = np.lexsort((self.seqs[rows], self.created[rows], -scores[rows]))
-        ordered: I64 = rows[order][:limit]
-        return ordered, scores[ordered]
-
-    def nearest(self, own: F32, mask: Mask, k: int) -> I64:
-        """The ``k`` embedded rows of ``mask`` closest by their own vector, best first."""
-        rows = np.flatnonzero(mask & self.embedded)
-        if len(rows) > k:
-            rows = rows[np.argpartition(-own[rows], k - 1)[:k]]
-        ordered: I64 = rows[np.argsort(-own[rows], kind="stable")]
-        return ordered
 
     def neighbours(self, row: int, window: int, mask: Mask) -> list[int]:
         """The ``window`` rows of ``mask`` just before and just after ``row`` in its
@@ -397,7 +254,7 @@ class Pages:
             column.clear()
         vectors, embedded, sentences, counts, terms, term_counts, analysed = joined
         return ScopeView(
-            _packed_ids(rows.ids),
+            packed_ids(rows.ids),
             Codes.of(rows.sessions),
             Codes.of(rows.users),
             np.asarray(rows.seqs, dtype=np.int64),

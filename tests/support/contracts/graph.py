@@ -25,7 +25,7 @@ from graphmem.domain.models import (
     vector_row,
 )
 from graphmem.enrich.sentences import Embedded
-from graphmem.memory.search.fusion import lucene_query
+from graphmem.memory.search.querytext import lucene_query
 from graphmem.stores import GraphStore
 from graphmem.stores.models import MemoryRows, ScopeTooLarge
 from tests.support.contracts.common import days_ago, item, unique

@@ -29,7 +29,7 @@ import numpy as np
 
 from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
 from graphmem.enrich import lexical
-from graphmem.memory.search.scopeview import BM25_B, BM25_K1
+from graphmem.memory.search.scopescoring import BM25_B, BM25_K1
 from graphmem.stores import GraphScans, GraphSearch, GraphSpaces
 from graphmem.stores.models import MemoryRows, ScopeTooLarge
 from graphmem.stores.neo4j.records import memory_item

@@ -12,7 +12,8 @@ import pytest
 from graphmem.domain.models import EmbeddingSpace, MemoryType, ScoredMemory, Tier
 from graphmem.errors import Unavailable
 from graphmem.memory.inputs import RecallQuery
-from graphmem.memory.search.fusion import Retriever, Weights
+from graphmem.memory.search.fusion import Retriever
+from graphmem.memory.search.weights import Weights
 from tests.support.contracts.common import item
 from tests.support.enrich import TableEmbedder
 from tests.support.memory import OTHER_TENANT, TENANT, Fakes, fake_memory

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.conftest import Stack, free_port, stack_env, start_server
-from tests.unit.test_guard import fragment_bomb
+from tests.support.documents import fragment_bomb
 
 KEY = "hardening-key-0001"
 

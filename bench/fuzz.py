@@ -25,9 +25,9 @@ from typing import Any
 
 import httpx
 
-from bench.loadgen import free_port
-from bench.perf import wait_ready
-from bench.report import ROOT, run_info, save_json, update_section
+from bench.lib.loadgen import free_port
+from bench.lib.report import ROOT, run_info, save_json, update_section
+from bench.lib.server import wait_ready
 from tests.support.fuzzgen import Generator, Summary, format_failures, run
 
 

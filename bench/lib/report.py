@@ -1,4 +1,5 @@
-"""Shared helpers for the benchmark programs: run metadata and BENCHMARKS.md sections."""
+"""What a run reports: its metadata (commit, machine), its JSON under bench/results and its
+section of BENCHMARKS.md."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
 BENCHMARKS = ROOT / "BENCHMARKS.md"
 

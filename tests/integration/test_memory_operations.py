@@ -1,4 +1,5 @@
-"""The first vertical slice through the API over the real Neo4j and Redis."""
+"""The memory operations through the API over the real Neo4j and Redis: add, spill, recall,
+status, search and forget."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ hot item), measured on fresh databases this program starts with the project's la
 so nothing else shares the store. ``docs/scaling.md`` builds its model on these figures.
 
 Neo4j: ``--memories`` memories (default 100,000) written as spill writes them
-(``bench/corpus.py``: LoCoMo turns, real MiniLM vectors mixed per memory, sentence
+(``bench/lib/corpus.py``: LoCoMo turns, real MiniLM vectors mixed per memory, sentence
 vectors, and the entity mentions spaCy finds in each turn); the database directory is
 measured after a checkpoint, before and after, by file family and by index. The tenant's
 own vector index (created for tenants past 20,000 memories, docs/recall.md) is measured
@@ -33,10 +33,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from bench import corpus
-from bench.entities import turns
-from bench.loadgen import free_port
-from bench.report import RESULTS, ROOT, publish, run_info
+from bench.lib import corpus
+from bench.lib.loadgen import free_port
+from bench.lib.locomo import turns
+from bench.lib.report import RESULTS, ROOT, publish, run_info
 from graphmem.domain.models import MemoryItem
 from graphmem.enrich.sentences import Embedded, embed_memories, pack
 from graphmem.memory import Memory

@@ -7,7 +7,7 @@ not survive. The loss window is the time between the last surviving acknowledged
 and the last acknowledged add. Writes bench/results/durability.json and a section of
 BENCHMARKS.md.
 
-    .venv/bin/python bench/durability.py [--trials 5] [--quick]
+    .venv/bin/python -m bench.durability [--trials 5] [--quick] [--out FILE]
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.loadgen import free_port
-from bench.report import run_info, save_json, update_section
+from bench.lib.loadgen import free_port
+from bench.lib.report import run_info, save_json, update_section
 from graphmem.errors import GraphmemError
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.ops.devstack.process import port_open

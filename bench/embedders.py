@@ -9,7 +9,7 @@ at run time from ``../shared/bench/locomo-dev.json`` (never copied here). No ser
 1. one fresh subprocess per model loads it (load time, RSS before and after), embeds every
    turn and question once (peak RSS) and hands the vectors back;
 2. recall is computed offline from those vectors: per question, cosine top-k over the
-   turns of its own conversation, evidence cleaned and scored as ``bench/locomo.py`` does
+   turns of its own conversation, evidence cleaned and scored as ``bench/lib/locomo.py`` does
    (LoCoMo's recall_acc, category 5 excluded from the headline);
 3. throughput: every configuration embeds all turns once per round, configurations
    interleaved round by round (the machine is shared: drift hits all alike), median of
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.locomo import LOCOMO, evidence_ids, recall_row, summarise, turn_text
-from bench.report import ROOT, run_info, save_json, update_section
+from bench.lib.locomo import LOCOMO, evidence_ids, recall_row, summarise, turn_text
+from bench.lib.report import ROOT, run_info, save_json, update_section
 
 MODELS = ("minilm-int8", "minilm-fp32", "bge-small-int8", "bge-small-fp32")
 

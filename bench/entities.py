@@ -26,26 +26,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.report import ROOT, run_info, save_json, update_section
+from bench.lib.locomo import turns
+from bench.lib.measures import extractor_throughput, timed_spill
+from bench.lib.report import run_info, save_json, update_section
 from graphmem.enrich.ner import EntityExtractor, load_nlp, normalise
-from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.entities.memory import Resolver
 from graphmem.settings import load_settings
-
-LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
-
-
-def turns(limit: int | None = None) -> list[str]:
-    data = json.loads(LOCOMO.read_text())
-    texts = []
-    for conversation in data:
-        conv = conversation["conversation"]
-        n = 1
-        while f"session_{n}" in conv:
-            texts += [t["text"] for t in conv[f"session_{n}"] if t.get("text")]
-            n += 1
-    return texts[:limit] if limit else texts
 
 
 def throughput(texts: list[str], disable: list[str], repeats: int) -> float:
@@ -55,18 +42,6 @@ def throughput(texts: list[str], disable: list[str], repeats: int) -> float:
         started = time.perf_counter()
         for _doc in nlp.pipe(texts, batch_size=64, disable=disable):
             pass
-        rates.append(len(texts) / (time.perf_counter() - started))
-    return statistics.median(rates)
-
-
-def extractor_throughput(texts: list[str], repeats: int) -> float:
-    """docs/s of ``EntityExtractor.extract`` as spill runs it, median of ``repeats``."""
-    extractor = EntityExtractor(load_nlp())
-    extractor.extract(texts[:20])  # warm-up
-    rates = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        extractor.extract(texts)
         rates.append(len(texts) / (time.perf_counter() - started))
     return statistics.median(rates)
 
@@ -94,22 +69,6 @@ def duplicates(texts: list[str]) -> dict[str, Any]:
         "residual_duplicates": residual,
         "residual_duplicate_rate": round(residual / len(keys), 4) if keys else 0.0,
     }
-
-
-async def timed_spill(service: Memory, tenant: str, user: str, texts: list[str]) -> float:
-    """Items/s of one spill of ``texts``, added to a session of ``user`` beforehand."""
-    session = f"{user}-spill"
-    for start in range(0, len(texts), 500):
-        await service.ingest.add_many(
-            tenant,
-            [
-                {"session_id": session, "user_id": user, "content": t}
-                for t in texts[start : start + 500]
-            ],
-        )
-    started = time.perf_counter()
-    await service.spills.spill(tenant, session, count=len(texts))
-    return len(texts) / (time.perf_counter() - started)
 
 
 async def spill_rate(texts: list[str], entities: bool) -> float:

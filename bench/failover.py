@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.report import publish, run_info
+from bench.lib.report import publish, run_info
 from graphmem.errors import GraphmemError
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder

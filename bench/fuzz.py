@@ -1,4 +1,5 @@
-"""Hostile requests against a real ``graphmem serve`` (the generator in bench/fuzzgen.py).
+"""Hostile requests against a real ``graphmem serve`` (the generator and its oracle:
+``tests/support/fuzzgen.py``, which the fuzz test runs in process too).
 
 Starts a server of its own on 127.0.0.1 (over NEO4J_URI / REDIS_URL), sends ``--count``
 requests from a fixed ``--seed`` over every GraphQL operation, the MCP tools and raw-body
@@ -24,10 +25,10 @@ from typing import Any
 
 import httpx
 
-from bench.fuzzgen import Generator, Summary, format_failures, run
-from bench.loadgen import free_port
-from bench.perf import wait_ready
-from bench.report import ROOT, run_info, save_json, update_section
+from bench.lib.loadgen import free_port
+from bench.lib.report import ROOT, run_info, save_json, update_section
+from bench.lib.server import wait_ready
+from tests.support.fuzzgen import Generator, Summary, format_failures, run
 
 
 async def fuzz(count: int, seed: int, seconds: float, concurrency: int) -> dict[str, Any]:

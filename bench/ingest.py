@@ -32,16 +32,14 @@ from typing import Any
 import psutil
 import redis.asyncio as aioredis
 
-from bench.entities import extractor_throughput
-from bench.report import run_info, save_json, update_section
-from bench.soak import Conn, Server, Stats
+from bench.lib.locomo import LOCOMO
+from bench.lib.measures import extractor_throughput
+from bench.lib.report import RESULTS, run_info, save_json, update_section
+from bench.lib.server import Conn, Server, Stats
 from graphmem.enrich.sentences import embed_memories
 from graphmem.settings import load_settings
 from graphmem.stores.redis.queue import RedisEnrichmentQueue
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
-LOCOMO = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
 KEY = "ingest-bench-key-0123456789"
 BATCH = 50
 CLIENTS = 4

@@ -12,7 +12,7 @@ Two configurations of a real ``graphmem serve`` on loopback, run one after the o
 For each: the single-client addMemory p50 (closed loop), then ``--seconds`` of mixed load
 (16 adders, 4 spillers, 4 recallers on connections of their own), once as closed loops
 (saturation) and once per paced rate, reporting add p50/p99 and their ratio to the
-single-client p50 (the hardening issue's target: p99 within 10x). With workers, also
+single-client p50 (the target: p99 within 10x). With workers, also
 the write-to-read latency: the time from an add's acknowledgement until
 ``search(userId)`` returns it, with adds paced at 10 and at 50/s.
 
@@ -35,13 +35,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.report import run_info, save_json, update_section
-from bench.soak import ADD, RECALL, SPILL, Conn, Server, Stats, corpus, percentile
+from bench.lib.documents import ADD, RECALL, SPILL
+from bench.lib.locomo import texts_and_questions
+from bench.lib.measures import write_to_read
+from bench.lib.report import RESULTS, run_info, save_json, update_section
+from bench.lib.server import Conn, Server, Stats
+from bench.lib.stats import percentile
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"  # the servers' logs
-SEARCH = """query($q: String!, $u: ID) { search(query: $q, userId: $u, limit: 10) {
-  item { id } } }"""
 KEY = "mixed-bench-key-0123456789"
 
 
@@ -169,61 +169,6 @@ async def mixed_load(
     }
 
 
-async def write_to_read(server: Server, texts: list[str], rate: float, n: int) -> dict[str, Any]:
-    """Adds paced at ``rate``/s, each with a word of its own; per add, the time from its
-    acknowledgement until a search of the user's scope returns it."""
-    stats = Stats()
-    reader = Conn(server, stats)
-    delays: list[float] = []
-    missed = 0
-    user = f"wtr-{uuid.uuid4().hex[:8]}"
-    try:
-        for _ in range(n):
-            tag = f"zq{uuid.uuid4().hex[:10]}"
-            started = time.monotonic()
-            # a connection per add: an idle keep-alive one would be closed while polling
-            writer = Conn(server, stats)
-            data = await writer.gql(
-                "addMemory",
-                KEY,
-                ADD,
-                {
-                    "i": {
-                        "sessionId": f"{user}-s",
-                        "userId": user,
-                        "content": f"{random.choice(texts)} {tag}",
-                    }
-                },
-            )
-            acked = time.monotonic()
-            await writer.close()
-            item = (data or {}).get("addMemory", {}).get("id")
-            while item is not None:
-                found = await reader.gql("search", KEY, SEARCH, {"q": tag, "u": user})
-                hits = {h["item"]["id"] for h in (found or {}).get("search", [])}
-                if item in hits:
-                    delays.append(1000 * (time.monotonic() - acked))
-                    break
-                if time.monotonic() - acked > 10:
-                    missed += 1
-                    break
-            rest = 1 / rate - (time.monotonic() - started)
-            if rest > 0:
-                await asyncio.sleep(rest)
-    finally:
-        await reader.close()
-    if not delays:
-        raise RuntimeError(f"no add became searchable: {stats.error_examples[:3]}")
-    return {
-        "rate_per_s": rate,
-        "adds": n,
-        "p50_ms": round(percentile(delays, 0.5), 1),
-        "p99_ms": round(percentile(delays, 0.99), 1),
-        "within_1s": sum(d <= 1000 for d in delays),
-        "missed_10s": missed,
-    }
-
-
 async def backlog(server: Server) -> int:
     """The bench tenant's memories still waiting for their enrichment (the `enrichment`
     query; 0 without write-behind)."""
@@ -252,7 +197,7 @@ PACED_ADD_RATES = (1.0, 2.5, 5.0)
 
 
 async def run_config(name: str, env: dict[str, str], args: argparse.Namespace) -> dict[str, Any]:
-    texts, questions = corpus()
+    texts, questions = texts_and_questions()
     tenant = f"mixed-{uuid.uuid4().hex[:8]}"
     log = RESULTS / f"mixed-{name}.log"
     # the tail is what is measured, not admission control: no rate limit
@@ -280,7 +225,7 @@ async def run_config(name: str, env: dict[str, str], args: argparse.Namespace) -
             result["drain_seconds"] = await drained(server)
             n = 20 if args.quick else 100
             result["write_to_read"] = [
-                await write_to_read(server, texts, rate, n) for rate in (10.0, 50.0)
+                await write_to_read(server, KEY, texts, rate, n) for rate in (10.0, 50.0)
             ]
         return result
     finally:

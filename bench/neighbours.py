@@ -1,4 +1,4 @@
-"""Noisy neighbours (issue 29): does one tenant's hostile traffic slow another tenant?
+"""Noisy neighbours: does one tenant's hostile traffic slow another tenant?
 
 Starts a real ``graphmem serve`` (the API and its enrichment worker, 127.0.0.1 only) with
 two tenants, B and C, each with its own key, on a Redis database of the run's own
@@ -75,9 +75,10 @@ from urllib.parse import urlsplit
 import httpx
 import psutil
 
-from bench.loadgen import TRANSPORT_ERRORS, LoopbackClient, retry_after_ms
-from bench.report import RESULTS, ROOT, publish, run_info
-from bench.soak import Server, paced, percentile
+from bench.lib.loadgen import TRANSPORT_ERRORS, LoopbackClient, retry_after_ms
+from bench.lib.report import RESULTS, ROOT, publish, run_info
+from bench.lib.server import Server, paced
+from bench.lib.stats import percentile
 
 #: in the order they run: the enrichment attack last, so the worker's backlog it leaves
 #: (CPU on the same two cores) does not weigh on the attacks after it; the settle period

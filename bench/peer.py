@@ -8,7 +8,7 @@
    ingested (one conversation in the database at a time; then all of them, scoped by the
    peer's metadata filter);
 3. LoCoMo dev split, turn-level recall@5 and @10 (excluding category 5, and per
-   category), scored by bench/locomo.py's functions on the same turn text
+   category), scored by bench/lib/locomo.py's functions on the same turn text
    ("Speaker: text" plus " [image: caption]") with the question text alone as the query.
 
 Same embedding model as graphmem (all-MiniLM-L6-v2 int8 ONNX, graphmem's tokenizer;
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.loadgen import free_port
-from bench.locomo import (
+from bench.lib.loadgen import free_port
+from bench.lib.locomo import (
     CATEGORIES,
     LOCOMO,
     evidence_ids,
@@ -53,8 +53,8 @@ from bench.locomo import (
     summarise,
     turn_text,
 )
-from bench.perf import percentile
-from bench.report import RESULTS, ROOT, run_info, save_json, update_section
+from bench.lib.report import RESULTS, ROOT, run_info, save_json, update_section
+from bench.lib.stats import percentile
 from graphmem.enrich.minilm import MiniLMInt8Embedder
 from graphmem.enrich.tokens import tokenizer_path
 from graphmem.ops.devstack.neo4j import Neo4jLauncher
@@ -120,7 +120,7 @@ def launcher() -> Neo4jLauncher:
 
 def prepare(quick: bool) -> tuple[list[dict[str, Any]], dict[tuple[str, int], Any]]:
     """The turns to ingest and the questions to ask, in the worker's input format, and the
-    gold evidence (cleaned as bench/locomo.py cleans it) for scoring."""
+    gold evidence (cleaned as bench/lib/locomo.py cleans it) for scoring."""
     data = json.loads(LOCOMO.read_text())
     if quick:
         data = data[:1]
@@ -471,7 +471,7 @@ def section(results: dict[str, Any]) -> str:
 {len(results["conversations"])} LoCoMo dev conversation(s), {ingest["messages"]} turns,
 {r["questions"]} questions (category 5 excluded from the headline), one message per turn
 ("Speaker: text" plus the image caption), the question alone as the query, scored with
-bench/locomo.py's functions. {run_["date"]}, commit {run_["commit"]}, {run_["machine"]}.{quick}
+bench/lib/locomo.py's functions. {run_["date"]}, commit {run_["commit"]}, {run_["machine"]}.{quick}
 graphmem's columns are read from {sources or "nothing (no results yet)"}.
 
 {table(results)}

@@ -4,8 +4,8 @@ Ingests the dev conversations like ``bench/locomo.py``, fetches every question's
 candidates once (vector top 100, BM25 top 100, entity overlap, the neighbouring turns of
 all of them), then scores each weight combination offline with the same ``base_scores``
 and ``add_context`` functions recall uses. Prints the best combinations; nothing here is
-specific to these conversations, and the chosen weights are checked on held-out data by
-the project's reviewers. The link step (``Weights.links``) is left out (off here): its
+specific to these conversations, and the chosen weights are to be checked on held-out
+data. The link step (``Weights.links``) is left out (off here): its
 seeds depend on the other weights and its links are a graph read, so its weight was
 chosen by live ``bench/locomo.py`` runs, each conversation's figures side by side
 (docs/recall.md, "Links").
@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from bench.locomo import LOCOMO, Client, evidence_ids, ingest
+from bench.lib.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.http.app import create_app
 from graphmem.memory import Memory, RecallQuery
 from graphmem.memory.search.fusion import add_context, base_scores

@@ -20,7 +20,7 @@ emoji 55 s; ``"(" * 200`` 8 ms). So before spaCy sees a text:
 Every replacement is one character for one, so offsets into the neutralised text are
 offsets into the original, and a mention's surface is read from the original. Prose
 keeps its entities: runs like these do not occur in it, and the context read across a
-cut is wider than what NER looks at (tests/unit/test_ner_bounds.py compares the
+cut is wider than what NER looks at (tests/unit/enrich/test_ner.py compares the
 entities of a 20 KB conversation read whole and in pieces).
 """
 

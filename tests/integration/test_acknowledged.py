@@ -1,4 +1,4 @@
-"""Nothing is stored unless acknowledged (issue 29): a value Neo4j cannot hold is refused
+"""Nothing is stored unless acknowledged: a value Neo4j cannot hold is refused
 at the edge naming its field, an add that answers an error has stored nothing, and an
 item stored before the edge checks (a poison in the hot tier) is parked with its reason
 while the rest of its session spills."""
@@ -17,7 +17,7 @@ from graphmem.errors import BadInput, Unavailable
 from graphmem.memory import Memory
 from graphmem.stores.redis.keys import session_keys
 from tests.conftest import Api, Stack, run_cypher
-from tests.integration.test_memory_slice import ADD, HOT
+from tests.support.documents import ADD, HOT
 
 ADD_MANY = "mutation($i: [AddMemoryInput!]!) { addMemories(inputs: $i) { id } }"
 CONFIGURE = (

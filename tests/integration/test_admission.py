@@ -5,31 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
-import httpx
-
-from graphmem.api.http.app import create_app
-from tests.conftest import Api, Stack, new_tenant, running
-from tests.integration.test_memory_slice import ADD, SEARCH
-
-
-@asynccontextmanager
-async def limited_api(stack: Stack, **limits: Any) -> AsyncIterator[Api]:
-    tenants = [new_tenant(), new_tenant()]
-    keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
-    settings = stack.settings(api_keys={k: t for t, k in keys.items()}, **limits)
-    async with running(create_app(settings)) as app:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
-            yield Api(client, keys, app)
-
-
-def codes(bodies: list[dict]) -> list[str | None]:
-    return [b["errors"][0]["extensions"]["code"] if b.get("errors") else None for b in bodies]
+from tests.conftest import Stack
+from tests.support.apis import codes, limited_api
+from tests.support.documents import ADD, SEARCH
 
 
 async def test_requests_per_second_are_limited_per_tenant(stack: Stack) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Api
-from tests.integration.test_memory_slice import ADD, RECALL, SEARCH, SPILL
+from tests.support.documents import ADD, RECALL, SEARCH, SPILL
 
 
 def code_of(body: dict) -> str:
@@ -146,8 +146,8 @@ def without_python_internals(body: dict) -> None:
 
 
 async def test_errors_name_the_api_arguments_not_python_ones(api: Api) -> None:
-    """Issue 29: messages named Python's field names (older_than_seconds, limit for the
-    argument first) and Python's sys.set_int_max_str_digits()."""
+    """Messages name the API's fields and arguments, never Python's (older_than_seconds,
+    limit for the argument first) nor Python's sys.set_int_max_str_digits()."""
     cases = [
         (
             "mutation { prune(policy: {olderThanSeconds: -1}, dryRun: true) { count } }",
@@ -193,7 +193,7 @@ async def test_errors_name_the_api_arguments_not_python_ones(api: Api) -> None:
 
 @pytest.mark.parametrize("bad", ["abc\n", "abc\r\n"])
 async def test_ids_ending_in_a_newline_are_refused(api: Api, bad: str) -> None:
-    """Issue 29: the id pattern ended in '$', which matches before a trailing newline."""
+    """An id pattern ending in '$' would match before a trailing newline."""
     assert code_of(await api.gql(ADD, {"input": {"sessionId": bad, "content": "x"}})) == "BAD_INPUT"
     body = await api.gql(ADD, {"input": {"sessionId": "s", "userId": bad, "content": "x"}})
     assert code_of(body) == "BAD_INPUT"

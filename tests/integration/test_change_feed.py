@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,9 +14,7 @@ import pytest
 import websockets
 
 from tests.conftest import Stack, free_port, new_tenant, stack_env, start_server
-
-SUBSCRIBE = """subscription($f: EventFilter) { memoryEvents(filter: $f) {
-  kind sessionId itemIds data } }"""
+from tests.support.feed import next_event, subscription
 
 
 @pytest.fixture
@@ -37,37 +34,6 @@ def two_replicas(stack: Stack) -> Iterator[tuple[list[int], dict[str, str]]]:
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=30)
-
-
-@asynccontextmanager
-async def subscription(
-    port: int, key: str | None, variables: dict[str, Any] | None = None
-) -> AsyncIterator[websockets.ClientConnection]:
-    async with websockets.connect(
-        f"ws://127.0.0.1:{port}/graphql", subprotocols=["graphql-transport-ws"]
-    ) as ws:
-        payload = {"Authorization": f"Bearer {key}"} if key else {}
-        await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
-        ack = json.loads(await asyncio.wait_for(ws.recv(), 10))
-        assert ack["type"] == "connection_ack", ack
-        await ws.send(
-            json.dumps(
-                {
-                    "id": "1",
-                    "type": "subscribe",
-                    "payload": {"query": SUBSCRIBE, "variables": variables or {}},
-                }
-            )
-        )
-        await asyncio.sleep(0.5)  # let the server subscribe to the tenant's channel
-        yield ws
-
-
-async def next_event(ws: websockets.ClientConnection, wait: float = 10) -> dict[str, Any]:
-    message = json.loads(await asyncio.wait_for(ws.recv(), wait))
-    assert message["type"] == "next", message
-    event: dict[str, Any] = message["payload"]["data"]["memoryEvents"]
-    return event
 
 
 async def gql(port: int, key: str, query: str, variables: dict[str, Any] | None = None) -> dict:

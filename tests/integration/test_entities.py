@@ -40,9 +40,7 @@ async def remember(
 cypher = run_cypher
 
 
-async def test_seed_003_sentence_gives_places_relations_and_user_mentions(
-    api: Api, stack: Stack
-) -> None:
+async def test_a_sentence_gives_places_relations_and_user_mentions(api: Api, stack: Stack) -> None:
     tenant = next(iter(api.keys))
     await remember(api, ["I loved dinner at Le Chat Noir in Paris near the Eiffel Tower"])
     rows = (await api.data(ENTITIES, {"u": "ada"}))["entities"]

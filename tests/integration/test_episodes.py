@@ -15,7 +15,7 @@ TASK = """query($id: ID!) { task(id: $id) { id description steps { action status
 REFLECT = """mutation { reflect { id kind pattern support confidence evidence details } }"""
 
 
-async def test_seed_003_episodes_give_a_reflection_naming_failure_and_alternative(
+async def test_episodes_give_a_reflection_naming_failure_and_alternative(
     api: Api,
 ) -> None:
     flight = (
@@ -89,7 +89,7 @@ async def test_seed_003_episodes_give_a_reflection_naming_failure_and_alternativ
     assert [r["id"] for r in stored] == [summary["id"]]
 
 
-async def test_seed_002_prior_knowledge_votes_by_similarity(api: Api) -> None:
+async def test_prior_knowledge_votes_by_similarity(api: Api) -> None:
     columns = ["Qty", "Desc", "SKU"]
     episodes = [
         ("Import monthly sales spreadsheet", columns, {"Qty": "quantity", "Desc": "description"}),

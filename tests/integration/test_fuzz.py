@@ -1,4 +1,5 @@
-"""Hostile requests over every operation (bench/fuzzgen.py): no 5xx, no INTERNAL, no leak.
+"""Hostile requests over every operation: no 5xx, no INTERNAL, no leak (the generator and
+its oracle: tests/support/fuzzgen.py).
 
 A fixed seed drives 2,000+ requests against the in-process app (GraphQL at /graphql, the
 MCP tools at /mcp): every Query, Mutation and Subscription field of schema.graphql, the
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import time
 
-from bench.fuzzgen import Generator, format_failures, run
 from tests.conftest import Api
+from tests.support.fuzzgen import Generator, format_failures, run
 
 SEED = 20_260_101
 COUNT = 2_000

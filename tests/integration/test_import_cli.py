@@ -1,4 +1,4 @@
-"""`graphmem import` as a process against a real server (issue 29): a bad line is
+"""`graphmem import` as a process against a real server: a bad line is
 skipped with its number and the server's reason while the rest are imported, ids are
 imported once however often they appear or the import runs, and the exit code says
 whether anything could be imported."""

@@ -1,4 +1,4 @@
-"""One memory, or one tenant, must not stall enrichment for every tenant (issue 29): a
+"""One memory, or one tenant, must not stall enrichment for every tenant: a
 tenant's backlog is queued behind one share of the stream and enriched a job per turn,
 a memory past its NER budget keeps its vector and lets the batch go on, a job worked on
 longer than the claim-idle time stays with its worker, and a parked job says why."""
@@ -20,7 +20,7 @@ from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.stores.redis.queue import RedisEnrichmentQueue
 from tests.conftest import ROOT, Stack, empty_redis_db, new_tenant, run_cypher, stack_env
-from tests.unit.test_ner_bounds import conversation
+from tests.support.texts import conversation
 
 pytestmark = pytest.mark.asyncio
 
@@ -95,8 +95,8 @@ async def test_a_tenants_backlog_does_not_hold_up_another_tenants_memory(stack: 
 async def test_another_tenants_long_memories_do_not_keep_a_new_one_from_being_found(
     stack: Stack,
 ) -> None:
-    # issue 29: 256 items went into one enrichment call, embedding and NER alike, so a
-    # memory added behind a tenant's long ones waited for all of their NER (minutes)
+    # with 256 items in one enrichment call, embedding and NER alike, a memory added
+    # behind a tenant's long ones would wait for all of their NER (minutes)
     service, _ = await built(stack)
     worker = service.worker
     assert worker is not None

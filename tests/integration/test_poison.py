@@ -10,7 +10,7 @@ import pytest
 from graphmem.memory import Memory
 from graphmem.stores.redis.keys import session_keys
 from tests.conftest import Api, Stack, empty_redis_db, run_cypher
-from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
+from tests.support.documents import ADD, HOT, RECALL, SPILL, STATUS
 
 FIND = 'query($s: ID) { find(text: "poison", sessionId: $s) { id } }'
 STATS = "query { stats { tier type items } }"
@@ -257,7 +257,7 @@ async def test_one_failing_session_does_not_starve_maintenance_of_other_tenants(
     import asyncio
 
     from tests.conftest import new_tenant
-    from tests.integration.test_tiers import build
+    from tests.support.apis import build
 
     own_db = await empty_redis_db(stack, 8)
     service = await build(

@@ -13,8 +13,8 @@ import pytest
 
 from graphmem.settings import MemoryConfig
 from tests.conftest import Api, Stack, run_cypher
-from tests.integration.test_admission import codes, limited_api
-from tests.integration.test_memory_slice import ADD
+from tests.support.apis import codes, limited_api
+from tests.support.documents import ADD
 
 SCHEMA = 'mutation($s: JSON!) { registerRecordSchema(name: "note", schema: $s) }'
 RECORD = 'mutation($d: JSON!) { addRecord(schema: "note", data: $d) { id } }'

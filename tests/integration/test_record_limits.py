@@ -1,4 +1,4 @@
-"""Structured records and noisy neighbours (issue 29): a tenant's record schema cannot
+"""Structured records and noisy neighbours: a tenant's record schema cannot
 make validation run on after its refusal or slow another tenant, and the keys of a
 tenant's records do not become property keys of the whole Neo4j database."""
 
@@ -10,7 +10,7 @@ import time
 import uuid
 
 from tests.conftest import Api, Stack, run_cypher
-from tests.unit.test_record_schemas import HOSTILE, chain, nest, threads_validating
+from tests.support.records import HOSTILE, chain, nest, threads_validating
 
 REGISTER = "mutation($n: String!, $s: JSON!) { registerRecordSchema(name: $n, schema: $s) }"
 ADD_RECORD = "mutation($n: String!, $d: JSON!) { addRecord(schema: $n, data: $d) { id } }"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import Api
-from tests.integration.test_memory_slice import ADD, HOT, RECALL, SEARCH, SPILL, STATUS
+from tests.support.documents import ADD, HOT, RECALL, SEARCH, SPILL, STATUS
 
 
 async def test_missing_key_gets_401_with_graphql_error_body(api: Api) -> None:

@@ -1,5 +1,6 @@
-"""The tier API's three acceptance tests (docs/concepts.md#tiers), through GraphQL and
-through MCP (streamable HTTP and stdio)."""
+"""The tiers end to end (docs/concepts.md#tiers): hot memory spills past its limit,
+recall finds what was spilled, and what is recalled often comes back to the hot tier;
+through GraphQL and through MCP (streamable HTTP and stdio)."""
 
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ async def mcp_stdio(api: LiveApi, stack: Stack) -> AsyncIterator[McpDriver]:
         yield McpDriver(c)
 
 
-async def seed_tests(driver: GraphQLDriver | McpDriver, api: LiveApi) -> None:
+async def spill_recall_promote(driver: GraphQLDriver | McpDriver, api: LiveApi) -> None:
     # 1. should auto-spill when hot memory exceeds limit
     await api.gql(CONFIGURE, {"s": "session-1"})
     for i in range(20):
@@ -118,11 +119,11 @@ async def seed_tests(driver: GraphQLDriver | McpDriver, api: LiveApi) -> None:
     assert any(i["content"] == "Important fact" for i in hot)
 
 
-async def test_seed_004_via_graphql(live_api: LiveApi) -> None:
-    await seed_tests(GraphQLDriver(live_api), live_api)
+async def test_spill_recall_and_promote_via_graphql(live_api: LiveApi) -> None:
+    await spill_recall_promote(GraphQLDriver(live_api), live_api)
 
 
-async def test_seed_004_via_mcp_streamable_http(live_api: LiveApi) -> None:
+async def test_spill_recall_and_promote_via_mcp_streamable_http(live_api: LiveApi) -> None:
     async with mcp_http(live_api) as driver:
         tools = {t.name: t for t in (await driver.client.list_tools()).tools}
         assert set(tools) == {"memory_add", "memory_recall", "memory_spill", "memory_status"}
@@ -131,12 +132,12 @@ async def test_seed_004_via_mcp_streamable_http(live_api: LiveApi) -> None:
             "type": "number",
             "default": 3,
         }
-        await seed_tests(driver, live_api)
+        await spill_recall_promote(driver, live_api)
 
 
-async def test_seed_004_via_mcp_stdio(live_api: LiveApi, stack: Stack) -> None:
+async def test_spill_recall_and_promote_via_mcp_stdio(live_api: LiveApi, stack: Stack) -> None:
     async with mcp_stdio(live_api, stack) as driver:
-        await seed_tests(driver, live_api)
+        await spill_recall_promote(driver, live_api)
 
 
 async def test_mcp_needs_the_key_and_reports_typed_errors(live_api: LiveApi) -> None:

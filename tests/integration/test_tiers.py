@@ -1,4 +1,4 @@
-"""Tier behaviour beyond the tier API's three acceptance tests (test_tier_api.py), against
+"""Tier behaviour beyond spill, recall and promote end to end (test_tier_api.py), against
 the real Redis and Neo4j."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from graphmem.memory import Memory, RecallQuery
-from graphmem.memory.builder import MemoryBuilder
 from graphmem.stores.redis.keys import session_keys
 from tests.conftest import METRICS_TOKEN, Api, LiveApi, Stack, empty_redis_db, run_cypher
-from tests.integration.test_memory_slice import ADD, HOT, RECALL, SPILL, STATUS
+from tests.support.apis import build
+from tests.support.documents import ADD, HOT, RECALL, SPILL, STATUS
 
 
 async def graph_nodes(stack: Stack, tenant: str) -> list[dict[str, Any]]:
@@ -25,17 +25,6 @@ async def graph_nodes(stack: Stack, tenant: str) -> list[dict[str, Any]]:
         "m.accessCount AS accessCount, size(m.embedding) AS dims, m.content AS content",
         t=tenant,
     )
-
-
-async def build(stack: Stack, redis_url: str | None = None, **rules: Any) -> Memory:
-    config = rules.pop("config", {})
-    settings = stack.settings(redis_url=redis_url or stack.redis_url)
-    svc = MemoryBuilder.from_settings(settings).with_config(**config)
-    if rules:
-        svc = svc.with_rules(**rules)
-    service = svc.build()
-    await service.migrate()
-    return service
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import pytest
 from graphmem.stores.redis.keys import session_keys
 from graphmem.stores.redis.lease import lease_key
 from tests.conftest import Stack, empty_redis_db, free_port, new_tenant, stack_env, start_server
-from tests.integration.test_change_feed import next_event, subscription
+from tests.support.feed import next_event, subscription
 
 pytestmark = pytest.mark.asyncio
 

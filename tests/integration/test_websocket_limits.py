@@ -20,7 +20,7 @@ import websockets
 from graphmem.api.http.app import create_app
 from graphmem.api.http.server import uvicorn_options
 from tests.conftest import Stack, free_port, new_tenant
-from tests.unit.test_guard import fragment_bomb
+from tests.support.documents import fragment_bomb
 
 SUBSCRIBE = "subscription($f: EventFilter) { memoryEvents(filter: $f) { kind itemIds } }"
 TOO_BIG = 1009  # RFC 6455: message too big

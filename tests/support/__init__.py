@@ -1,1 +1,1 @@
-"""Helpers the tests share: in-memory stores, the contracts every store meets, builders."""
+"""Helpers shared by the test suites."""

@@ -8,7 +8,7 @@ from graphmem.errors import ConfigurationError
 from graphmem.settings import MemoryConfig, Settings, load_settings, parse_api_keys
 
 
-def test_seed_004_defaults() -> None:
+def test_memory_config_defaults_are_the_documented_tier_settings() -> None:
     c = MemoryConfig()
     assert (c.hot_token_limit, c.warm_access_threshold, c.promote_threshold, c.max_cold_items) == (
         4000,

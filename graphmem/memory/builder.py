@@ -22,7 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Self
 
-from graphmem.enrich.embed import Embedder, make_embedder
+from graphmem.enrich.embed import Embedder
+from graphmem.enrich.embedders import make_embedder
 from graphmem.enrich.ner import EntityExtractor
 from graphmem.enrich.tokens import TokenCounter
 from graphmem.errors import ConfigurationError

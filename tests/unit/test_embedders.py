@@ -21,9 +21,9 @@ from graphmem.enrich.embed import (
     _erf,
     _pad,
     gelu,
-    make_embedder,
     read_safetensors,
 )
+from graphmem.enrich.embedders import make_embedder
 from graphmem.errors import ConfigurationError
 
 SENTENCES = [

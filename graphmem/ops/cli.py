@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 def _services(settings: Settings, action: str, as_json: bool, redis_cluster: bool = False) -> int:
-    from graphmem.api.http.auth import api_keys
+    from graphmem.apikeys import api_keys
     from graphmem.ops.devstack import LocalStack
     from graphmem.ops.devstack.models import install as install_model
 
@@ -201,8 +201,8 @@ async def _maintain(settings: Settings) -> int:
 async def _mcp_stdio(settings: Settings, key: str | None) -> int:
     from mcp.server.stdio import stdio_server
 
-    from graphmem.api.http.auth import KeyRing, api_keys
     from graphmem.api.mcp import build_server
+    from graphmem.apikeys import KeyRing, api_keys
     from graphmem.memory.builder import MemoryBuilder
 
     keys = api_keys(settings)
@@ -333,8 +333,8 @@ def _serve_api(settings: Settings) -> int:
     import uvicorn
 
     from graphmem.api.http.app import create_app
-    from graphmem.api.http.auth import api_keys
     from graphmem.api.http.server import uvicorn_options
+    from graphmem.apikeys import api_keys
 
     _print_keys(settings, api_keys(settings))
     print(f"GraphQL on http://{settings.host}:{settings.port}/graphql")
@@ -575,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
             print(build_schema().as_str())
             return 0
         if args.command == "key":
-            from graphmem.api.http.auth import dev_key
+            from graphmem.apikeys import dev_key
 
             if settings.api_keys:
                 print(

@@ -125,7 +125,7 @@ def _embedder(settings: Settings) -> Finding:
 
 
 def _keys(settings: Settings) -> Finding:
-    from graphmem.api.http.auth import api_keys
+    from graphmem.apikeys import api_keys
 
     keys = api_keys(settings)
     if not settings.api_keys:

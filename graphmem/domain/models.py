@@ -52,6 +52,18 @@ class Tier(StrEnum):
     COLD = "cold"
 
 
+class EventKind(StrEnum):
+    """What happened, as the change feed tells its subscribers."""
+
+    ADDED = "added"
+    SPILLED = "spilled"
+    PROMOTED = "promoted"
+    RECALLED = "recalled"
+    FORGOTTEN = "forgotten"
+    ENTITY_MERGED = "entity_merged"
+    TASK_TRANSFERRED = "task_transferred"
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

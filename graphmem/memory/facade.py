@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphmem.domain.models import EmbeddingSpace, analysis, scope_tokens
 from graphmem.enrich import lexical
@@ -243,6 +244,13 @@ class Memory:
         meanwhile (their scopes go through Lucene), so the API runs this in the
         background after start rather than before serving."""
         return await self.graph.backfill_terms(analysis, lexical.VERSION)
+
+    def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:
+        """The tenant's change feed as it happens (Redis pub/sub, every replica's
+        events); UNAVAILABLE for a service built without Redis events."""
+        if not isinstance(self.events, EventBus):
+            raise Unavailable("the change feed needs Redis events (MemoryBuilder.with_events)")
+        return self.events.subscribe(tenant)
 
     async def readiness(self) -> dict[str, str]:
         """'ok' or the reason per dependency; never raises."""

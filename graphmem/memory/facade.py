@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from graphmem.domain.models import EmbeddingSpace, analysis, scope_tokens
+from graphmem.domain.models import EmbeddingSpace, scope_tokens
 from graphmem.enrich import lexical
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.tokens import TokenCounter
@@ -31,6 +31,7 @@ from graphmem.memory.tiers.removal import Removal
 from graphmem.memory.tiers.reporting import Reporting
 from graphmem.memory.tiers.sessions import Sessions
 from graphmem.memory.tiers.spill import Spiller
+from graphmem.memory.writepath.analysis import analysed
 from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.memory.writepath.enrichment import Enrichment
 from graphmem.memory.writepath.spaces import TenantSpaces
@@ -243,7 +244,7 @@ class Memory:
         stems' hashes (``termBytes``); how many it analysed. Search does without them
         meanwhile (their scopes go through Lucene), so the API runs this in the
         background after start rather than before serving."""
-        return await self.graph.backfill_terms(analysis, lexical.VERSION)
+        return await self.graph.backfill_terms(analysed, lexical.VERSION)
 
     def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:
         """The tenant's change feed as it happens (Redis pub/sub, every replica's

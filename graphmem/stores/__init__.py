@@ -27,21 +27,26 @@ from graphmem.stores.models import (
     EntityDetail,
     Episode,
     EpisodeSteps,
+    GraphMemory,
     MemoryRows,
+    MemoryVectors,
     MergeResult,
     Message,
     OwnedTask,
     QueueStats,
     Reflection,
+    Removed,
     ScopeRead,
     ScoredEpisode,
     Step,
     StoredRecord,
     Task,
     TaskDetail,
+    TextAnalysis,
     Transfer,
     TransferOutcome,
     UserEntity,
+    UserRemoved,
 )
 
 
@@ -256,7 +261,7 @@ class GraphSpaces(Protocol):
         self, tenant: str, space: EmbeddingSpace, after: str, batch: int
     ) -> list[tuple[str, str]]: ...
     async def set_next(
-        self, tenant: str, space: EmbeddingSpace, rows: Sequence[dict[str, Any]]
+        self, tenant: str, space: EmbeddingSpace, vectors: Sequence[MemoryVectors]
     ) -> int: ...
     async def flip(self, tenant: str, space: EmbeddingSpace) -> None: ...
     async def swap(self, tenant: str, space: EmbeddingSpace, batch: int) -> int: ...
@@ -283,14 +288,14 @@ class GraphStore(Protocol):
         self, tokens: Callable[[str, str | None, str | None], str], batch: int = 5000
     ) -> int: ...
     async def backfill_terms(
-        self, analyse: Callable[[str], dict[str, Any]], version: int, batch: int = 2000
+        self, analyse: Callable[[str], TextAnalysis], version: int, batch: int = 2000
     ) -> int: ...
     async def upsert(
-        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+        self, tenant: str, memories: Sequence[GraphMemory], space: EmbeddingSpace
     ) -> list[str]: ...
-    async def upsert_hot(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]: ...
+    async def upsert_hot(self, tenant: str, memories: Sequence[GraphMemory]) -> list[str]: ...
     async def set_vectors(
-        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+        self, tenant: str, vectors: Sequence[MemoryVectors], space: EmbeddingSpace
     ) -> list[str]: ...
     async def record_access(
         self,
@@ -304,8 +309,8 @@ class GraphStore(Protocol):
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]: ...
     async def tenants(self) -> list[str]: ...
     async def delete(self, tenant: str, item_id: str) -> list[str] | None: ...
-    async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]: ...
-    async def delete_many(self, tenant: str, ids: Sequence[str]) -> dict[str, Any]: ...
+    async def forget_user(self, tenant: str, user_id: str) -> UserRemoved: ...
+    async def delete_many(self, tenant: str, ids: Sequence[str]) -> Removed: ...
     async def close(self) -> None: ...
 
 

@@ -20,6 +20,7 @@ from graphmem.memory.policy import MemoryRules
 from graphmem.memory.tiers.admission import Admission
 from graphmem.memory.tiers.sessions import Sessions
 from graphmem.memory.tiers.spill import Spiller
+from graphmem.memory.writepath.analysis import graph_memory
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
 from graphmem.stores import EnrichmentQueue, GraphStore, HotTier
@@ -155,7 +156,7 @@ class Ingest:
                 async with self.sessions.lock(tenant, session_id):
                     await self.hot.remove(tenant, session_id, ids)
                     done = await self.graph.delete_many(tenant, ids)
-                await self.spiller.changes.written(tenant, done["located"])
+                await self.spiller.changes.written(tenant, done.located)
             except Exception as exc:
                 log.error("a failed add of %s/%s left items behind: %s", tenant, session_id, exc)
 
@@ -163,7 +164,8 @@ class Ingest:
         self, tenant: str, session_id: str, items: Sequence[MemoryItem]
     ) -> None:
         vectors, sentences = await self.spiller.enrichment.for_graph(tenant, session_id, items)
-        rows = [i.graph_row(vectors[i.id], sentences.get(i.id)) for i in items]  # stays 'hot'
+        # the nodes stay 'hot', as the items are
+        memories = [graph_memory(i, vectors[i.id], sentences.get(i.id)) for i in items]
         space = EmbeddingSpace.of(self.spiller.enrichment.embedder)
-        await self.spiller.with_retry(partial(self.graph.upsert, tenant, rows, space))
+        await self.spiller.with_retry(partial(self.graph.upsert, tenant, memories, space))
         await self.spiller.changes.items(tenant, items)

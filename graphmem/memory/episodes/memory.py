@@ -67,18 +67,26 @@ MAX_IMPORTED = {"steps": 10_000, "transfers": 1_000, "episodes": 1_000}
 
 class EpisodicMemory:
     def __init__(
-        self, store: EpisodeStore, embedder: Embedder, stale_filter: StaleFilter | None = None
+        self,
+        store: EpisodeStore,
+        embedder: Embedder,
+        stale_filter: StaleFilter | None = None,
+        *,
+        events: EventBus | NullBus | None = None,
+        working: WorkingMemory | None = None,
+        quota: Quota = UNLIMITED,
+        spaces: TenantSpaces | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.stale_filter = stale_filter
-        #: the change feed and the tasks' working memory; the Memory facade connects them
-        self.events: EventBus | NullBus = NullBus()
-        self.working: WorkingMemory | None = None
+        #: the change feed and the tasks' working memory
+        self.events: EventBus | NullBus = events or NullBus()
+        self.working = working
         #: tasks, steps, hand-overs, episodes and reflections are items of the quota
-        self.quota: Quota = UNLIMITED
-        #: which model's vectors each tenant holds (the Memory facade connects it)
-        self.spaces: TenantSpaces | None = None
+        self.quota = quota
+        #: which model's vectors each tenant holds
+        self.spaces = spaces
 
     async def _embed(self, text: str) -> list[float]:
         (vector,) = await in_thread(self.embedder.embed, [text])

@@ -201,13 +201,14 @@ def profile_worker(model: str, texts_file: Path, out_prefix: Path) -> None:
     # the heap, and peaks about 200 MB higher than the service would
     allocator.tune(trim_seconds=None)
     import graphmem.enrich.embed  # numpy, tokenizers: the process without a model
+    import graphmem.enrich.embedders
 
     model, _, variant = model.partition(":")
     baseline = rss_mb()
     started = time.perf_counter()
     from graphmem.settings import load_settings
 
-    embedder = graphmem.enrich.embed.make_embedder(
+    embedder = graphmem.enrich.embedders.make_embedder(
         model, threads=2, arena=variant != "noarena", models_dir=load_settings().models_dir
     )
     load_s = time.perf_counter() - started

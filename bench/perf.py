@@ -50,7 +50,9 @@ from graphmem.enrich.sentences import embed_memories
 from graphmem.memory import Memory, RecallQuery
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.search.fusion import Retriever
+from graphmem.memory.writepath.analysis import graph_memory
 from graphmem.settings import load_settings
+from graphmem.stores.models import GraphMemory
 from graphmem.stores.neo4j.vectorindex import SHARED_INDEX
 
 
@@ -67,7 +69,7 @@ async def graph_writes(service: Memory, tenant: str, texts: list[str]) -> dict[s
     counts = service.tokens.count_many(texts)
     now = time.time_ns()
 
-    def rows(prefix: str) -> list[dict[str, Any]]:
+    def rows(prefix: str) -> list[GraphMemory]:
         out = []
         for n, (text, vector, tokens) in enumerate(zip(texts, vectors, counts, strict=True)):
             item = MemoryItem.model_validate(
@@ -86,7 +88,7 @@ async def graph_writes(service: Memory, tenant: str, texts: list[str]) -> dict[s
                     "seq": now + n,
                 }
             )
-            out.append(item.graph_row(vector.tolist()))
+            out.append(graph_memory(item, vector.tolist()))
         return out
 
     batched, single = rows("b"), rows("s")

@@ -231,7 +231,7 @@ class Settings(BaseSettings):
 
     # --- memory -------------------------------------------------------------------
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
-    #: the embedding model (graphmem/enrich/embed.py, EMBEDDERS; docs/recall.md compares
+    #: the embedding model (graphmem/enrich/embedders.py; docs/recall.md compares
     #: them); the bge models are unpacked into ``models_dir`` by `graphmem services install`
     embedder: Literal["minilm-int8", "minilm-fp32", "bge-small-int8", "bge-small-fp32"] = (
         "minilm-int8"

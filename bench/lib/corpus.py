@@ -18,13 +18,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import numpy as np
 
 from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, content_hash
 from graphmem.enrich.sentences import Embedded, pack
 from graphmem.memory import Memory
+from graphmem.memory.writepath.analysis import graph_memory
+from graphmem.stores.models import GraphMemory
 
 VERSION = 2
 SESSIONS_PER_USER = 10
@@ -96,7 +97,7 @@ async def write(
     vectors = np.asarray([e.vector for e in embedded], dtype=np.float32)
     start = datetime(2024, 1, 1, tzinfo=UTC)
     per_user = SESSIONS_PER_USER * TURNS_PER_SESSION
-    rows: list[dict[str, Any]] = []
+    rows: list[GraphMemory] = []
     items: list[MemoryItem] = []
     text_of: list[int] = []
 
@@ -135,7 +136,8 @@ async def write(
             metadata={},
             seq=n,
         )
-        rows.append(item.graph_row(vector.astype(np.float32).tolist(), pack(embedded[a].sentences)))
+        vector_list = vector.astype(np.float32).tolist()
+        rows.append(graph_memory(item, vector_list, pack(embedded[a].sentences)))
         items.append(item)
         text_of.append(a)
         if len(rows) == BATCH:

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from graphmem.enrich import lexical
-from graphmem.enrich.sentences import Embedded, pack, speaker
 
 #: the model of every vector written before tenants recorded theirs (the only one then)
 LEGACY_EMBEDDING_MODEL = "all-MiniLM-L6-v2-onnx-int8"
@@ -50,6 +45,18 @@ class Tier(StrEnum):
     HOT = "hot"
     WARM = "warm"
     COLD = "cold"
+
+
+class EventKind(StrEnum):
+    """What happened, as the change feed tells its subscribers."""
+
+    ADDED = "added"
+    SPILLED = "spilled"
+    PROMOTED = "promoted"
+    RECALLED = "recalled"
+    FORGOTTEN = "forgotten"
+    ENTITY_MERGED = "entity_merged"
+    TASK_TRANSFERRED = "task_transferred"
 
 
 def utcnow() -> datetime:
@@ -177,72 +184,6 @@ class MemoryItem(BaseModel):
     @classmethod
     def from_json(cls, raw: str | bytes) -> MemoryItem:
         return cls.model_validate_json(raw)
-
-    def graph_row(
-        self,
-        embedding: list[float] | None,
-        sentences: bytes | None = None,
-        terms: bytes | None = None,
-    ) -> dict[str, Any]:
-        """The parameter map one ``UNWIND`` row of the upsert query expects; ``terms``,
-        the content's stem hashes when already computed (``enrich/lexical.py``)."""
-        return {
-            "id": self.id,
-            "sessionId": self.session_id,
-            "userId": self.user_id,
-            "content": self.content,
-            "type": self.type.value,
-            "tier": self.tier.value,
-            "accessCount": self.access_count,
-            "lastAccessedAt": self.last_accessed_at,
-            "createdAt": self.created_at,
-            "relevanceScore": self.relevance_score,
-            "tokenCount": self.token_count,
-            "contentHash": self.content_hash,
-            # Neo4j properties cannot hold maps; metadata round-trips as JSON text.
-            "metadata": json.dumps(self.metadata, separators=(",", ":"), sort_keys=True),
-            "embedding": embedding,
-            "vectorBytes": pack_vector(embedding),
-            # float16 vectors of each sentence (enrich/sentences.py); null for one sentence
-            "sentenceVectors": sentences,
-            "seq": self.seq,
-            # analyzer tokens for tenant, session and user: fulltext queries filter in Lucene
-            "scopeToken": scope_tokens(self.tenant, self.session_id, self.user_id),
-            **analysis(self.content, terms),
-            "termVersion": lexical.VERSION,
-        }
-
-
-def analysis(content: str, terms: bytes | None = None) -> dict[str, Any]:
-    """What search reads of a memory's text without reading the text, as graph
-    properties: its stems' hashes, for BM25 with a scope's own statistics
-    (``enrich/lexical.py``; ``terms`` when already computed), and who said it, for a
-    question that names them (``retrieval.add_speaker``). ``lexical.VERSION`` versions
-    both (``Memory.backfill_terms``)."""
-    return {
-        "termBytes": lexical.term_bytes(content) if terms is None else terms,
-        "speaker": speaker(content),
-    }
-
-
-def pack_vector(vector: Sequence[float] | None) -> bytes | None:
-    """A memory's own vector as a graph property beside the vector index's copy: float32
-    little-endian bytes (``vectorBytes``), which search reads into memory a hundred times
-    faster than the list of floats the index needs."""
-    if vector is None:
-        return None
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def vector_row(memory_id: str, embedded: Embedded) -> dict[str, Any]:
-    """A memory's vectors as the statements that set them take one row
-    (memory/set_vectors, reembed/memory_next)."""
-    return {
-        "id": memory_id,
-        "embedding": embedded.vector,
-        "vectorBytes": pack_vector(embedded.vector),
-        "sentenceVectors": pack(embedded.sentences),
-    }
 
 
 def to_datetime(value: Any) -> datetime:

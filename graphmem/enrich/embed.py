@@ -24,7 +24,6 @@ import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from graphmem.enrich.tokens import new_tokenizer
-from graphmem.errors import ConfigurationError
 
 Vectors = npt.NDArray[np.float32]
 
@@ -194,30 +193,6 @@ def mean_pool_normalise(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.in
     return vectors
 
 
-EMBEDDERS = ("minilm-int8", "minilm-fp32", "bge-small-int8", "bge-small-fp32")
-
-
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     """Search queries' vectors: each text with the model's query instruction before it."""
     return embedder.embed([embedder.query_prefix + t for t in texts])
-
-
-def make_embedder(
-    name: str, threads: int = 2, *, arena: bool = True, models_dir: Path | None = None
-) -> Embedder:
-    """The embedder ``name`` (``EMBEDDERS``); ``arena``: onnxruntime's memory arena, for
-    processes that embed batches all day (the ONNX embedders); ``models_dir``: where
-    `graphmem services install` unpacked the models that come as jars."""
-    if name == "minilm-int8":
-        from graphmem.enrich.minilm import MiniLMInt8Embedder
-
-        return MiniLMInt8Embedder(threads=threads, arena=arena)
-    if name == "minilm-fp32":
-        from graphmem.enrich.minilm import MiniLMFp32Embedder
-
-        return MiniLMFp32Embedder()  # BLAS threads: OPENBLAS_NUM_THREADS
-    if name in ("bge-small-int8", "bge-small-fp32"):
-        from graphmem.enrich.bge import BgeSmallEmbedder
-
-        return BgeSmallEmbedder(models_dir or Path(".graphmem/models"), name, threads, arena=arena)
-    raise ConfigurationError(f"unknown embedder {name!r}; available: {', '.join(EMBEDDERS)}")

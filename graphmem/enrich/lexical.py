@@ -8,7 +8,7 @@ scored with its own statistics instead, so a user's ranking depends only on what
 can see (docs/recall.md, "BM25 inside the scope"). The analysis mirrors Lucene's English
 analyzer (standard tokens, possessive filter, its stopword set, the Porter stemmer), so
 the two agree on what a word is; the hashes are stored on each memory (``termBytes``,
-written with the memory, ``models.MemoryItem.graph_row``) so that building a view costs
+written with the memory, ``memory/writepath/analysis.py``) so that building a view costs
 one ``frombuffer``, not an analysis of every text.
 
 A hash collision merges two stems' counts inside one scope; with 32 bits and a scope's
@@ -28,7 +28,7 @@ import Stemmer
 
 U32 = npt.NDArray[np.uint32]
 
-#: Bump when the analysis changes (this module's, or what else ``models.analysis`` derives
+#: Bump when the analysis changes (this module's, or what else ``analysis.analysed`` derives
 #: from a memory's text): memories analysed by another version are analysed again by
 #: ``Memory.backfill_terms`` and, until then, their scope is searched through Lucene.
 #: 2: memories carry their ``speaker``.

@@ -18,26 +18,50 @@ is wrong.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Self
 
-from graphmem.enrich.embed import Embedder, make_embedder
+from graphmem.domain.models import EmbeddingSpace
+from graphmem.enrich.embed import Embedder
+from graphmem.enrich.embedders import make_embedder
 from graphmem.enrich.ner import EntityExtractor
 from graphmem.enrich.tokens import TokenCounter
 from graphmem.errors import ConfigurationError
-from graphmem.memory import Limits, Memory
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
+from graphmem.memory.facade import Memory
+from graphmem.memory.inputs import Inputs, Limits
 from graphmem.memory.kinds.router import MemoryManager
-from graphmem.memory.policy import DemotionPolicy, MemoryRules
-from graphmem.memory.tiers.admission import AdmissionLimits
+from graphmem.memory.kinds.working import WorkingMemory
+from graphmem.memory.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
+from graphmem.memory.search.ranking import Ranker
+from graphmem.memory.search.recall import Recall
+from graphmem.memory.search.scopecache import ScopeCache
+from graphmem.memory.search.weights import weights_for
+from graphmem.memory.tiers.admission import Admission, AdmissionLimits
+from graphmem.memory.tiers.ingest import Ingest
+from graphmem.memory.tiers.listing import Listing
+from graphmem.memory.tiers.maintenance import Maintenance
+from graphmem.memory.tiers.promotion import Promotion
+from graphmem.memory.tiers.removal import Removal
+from graphmem.memory.tiers.reporting import Reporting
+from graphmem.memory.tiers.sessions import Sessions
+from graphmem.memory.tiers.spill import Spiller
+from graphmem.memory.writepath.changes import ScopeChanges
+from graphmem.memory.writepath.enrichment import Enrichment
+from graphmem.memory.writepath.spaces import TenantSpaces
+from graphmem.memory.writepath.worker import EnrichmentWorker
+from graphmem.memory.writepath.writebehind import WriteBehind
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig, PersonaConfig, Settings
 from graphmem.stores import (
     AdmissionStore,
     ConversationStore,
     EnrichmentQueue,
+    EntityStore,
+    EpisodeStore,
     GraphStore,
     HotTier,
     Leases,
@@ -53,7 +77,7 @@ from graphmem.stores.neo4j.profiles import Neo4jProfileStore
 from graphmem.stores.redis.admission import RedisAdmission
 from graphmem.stores.redis.bookmarks import SharedBookmarks
 from graphmem.stores.redis.conversation import RedisConversationStore
-from graphmem.stores.redis.events import EventBus
+from graphmem.stores.redis.events import EventBus, NullBus
 from graphmem.stores.redis.hot import RedisHotTier
 from graphmem.stores.redis.lease import RedisLeases
 from graphmem.stores.redis.queue import RedisEnrichmentQueue
@@ -84,8 +108,10 @@ class MemoryBuilder:
         self._events: EventBus | None = None
         self._admission: AdmissionStore | None = None
         self._admission_limits = AdmissionLimits()
-        self._entities: EntityMemory | None = None
-        self._episodes: EpisodicMemory | None = None
+        self._entity_store: EntityStore | None = None
+        self._extractor: EntityExtractor | None = None
+        self._aliases: dict[str, str] = {}
+        self._episode_store: EpisodeStore | None = None
         self._profiles: ProfileStore | None = None
         self._conversation: ConversationStore | None = None
         self._working: WorkingStore | None = None
@@ -143,13 +169,23 @@ class MemoryBuilder:
         self._demotion = policy
         return self
 
-    def with_entities(self, entities: EntityMemory | None) -> Self:
-        """Entity memory filled during spills (None switches it off)."""
-        self._entities = entities
+    def with_entities(
+        self,
+        store: EntityStore | None,
+        extractor: EntityExtractor | None = None,
+        aliases: dict[str, str] | None = None,
+    ) -> Self:
+        """Entity memory filled during spills, kept in ``store``, found by ``extractor``
+        (spaCy's when None) and resolved with the configured ``aliases``; a None store
+        switches it off."""
+        self._entity_store, self._extractor = store, extractor
+        self._aliases = dict(aliases or {})
         return self
 
-    def with_episodes(self, episodes: EpisodicMemory | None) -> Self:
-        self._episodes = episodes
+    def with_episodes(self, store: EpisodeStore | None) -> Self:
+        """Episodic memory (tasks, steps, episodes) kept in ``store``; None switches it
+        off."""
+        self._episode_store = store
         return self
 
     def with_types(
@@ -238,44 +274,154 @@ class MemoryBuilder:
                 self._config.merged(session_ttl_seconds=self._rules.hot_ttl)
             except ValueError as exc:
                 raise ConfigurationError(f"hot_ttl does not fit the memory config: {exc}") from exc
-        service = Memory(
-            hot=self._hot,
-            graph=self._graph,
-            embedder=self._embedder,
-            tokens=self._tokens or TokenCounter(),
-            config=self._config,
-            limits=self._limits,
-            rules=self._rules,
-            demotion=self._demotion,
-            metrics=self._metrics,
-            events=self._events,
-            admission=self._admission,
-            admission_limits=self._admission_limits,
-            entities=self._entities,
-            episodes=self._episodes,
-            queue=self._queue,
-            versions=self._versions,
-            query_embedder=self._query_embedder,
-            cache_bytes=self._cache_bytes,
-            cache_scope_limit=self._cache_scope_limit,
-            working=self._working,
-            leases=self._leases,
+        return self._compose(self._hot, self._graph, self._embedder)
+
+    def _compose(self, hot: HotTier, graph: GraphStore, embedder: Embedder) -> Memory:
+        """Every capability, each built with the collaborators it needs (nothing is
+        connected after construction)."""
+        rules = self._rules
+        config = self._config
+        if rules.hot_ttl is not None:
+            config = config.merged(session_ttl_seconds=rules.hot_ttl)
+        hot.ttl = config.session_ttl_seconds
+        metrics = self._metrics or Metrics()
+        events: EventBus | NullBus = self._events or NullBus()
+        queue, versions = self._queue, self._versions
+        space = EmbeddingSpace.of(embedder)
+        entities = (
+            EntityMemory(
+                self._entity_store,
+                self._extractor or EntityExtractor(),
+                aliases=self._aliases,
+                events=events,
+            )
+            if self._entity_store is not None
+            else None
         )
-        if self._profiles is not None and self._conversation is not None:
-            service.manager = MemoryManager(
-                service.ingest,
-                service.spills,
-                service.recall,
-                service.working,
-                service.config,
+        changes = ScopeChanges(versions)
+        inputs = Inputs(self._limits)
+        sessions = Sessions(hot, config)
+
+        async def workers_alive() -> bool:
+            assert queue is not None
+            return await queue.workers(EnrichmentWorker.silent_after_seconds) > 0
+
+        enrichment = Enrichment(
+            hot, embedder, entities, workers_alive if queue is not None else None
+        )
+        write_behind = WriteBehind(hot, graph, sessions, embedder, changes, entities)
+        spills = Spiller(hot, graph, sessions, enrichment, metrics, events, changes)
+        reports = Reporting(inputs, hot, graph, sessions, spills, queue)
+
+        async def exact_usage(tenant: str) -> tuple[int, int]:
+            """What the tenant stores in the hot tier and the graph, every kind (the pads
+            it keeps in Redis are the admission store's to count)."""
+            rows = await reports.stats(tenant)
+            kinds_n, kinds_b = await graph.scans.kinds_usage(tenant)
+            return kinds_n + sum(r["items"] for r in rows), kinds_b + sum(r["bytes"] for r in rows)
+
+        # Every memory type's writes count against the tenant's quota (tiers/quota.py).
+        admission = Admission(self._admission, self._admission_limits, metrics, exact_usage)
+        # The memory types publish to the same change feed and share working memory.
+        working = WorkingMemory(self._working, quota=admission)
+        spaces = TenantSpaces(graph.spaces, space)
+        episodes = (
+            EpisodicMemory(
+                self._episode_store,
+                embedder,
+                events=events,
+                working=working,
+                quota=admission,
+                spaces=spaces,
+            )
+            if self._episode_store is not None
+            else None
+        )
+        ingest = Ingest(
+            inputs,
+            sessions,
+            hot,
+            graph,
+            self._tokens or TokenCounter(),
+            spills,
+            enrichment,
+            changes,
+            space,
+            rules,
+            metrics,
+            events,
+            admission,
+            queue,
+        )
+        promotion = Promotion(hot, graph, sessions, spills, rules, metrics, events, changes)
+        cache = ScopeCache(
+            graph.search, versions, embedder.dimension, self._cache_bytes, self._cache_scope_limit
+        )
+        metrics.search_cache_bytes.set_function(lambda: cache.held_bytes)
+        weights = weights_for(embedder.name)
+        ranker = Ranker(
+            inputs, graph, embedder, weights, entities, cache, self._query_embedder, spaces
+        )
+        recall = Recall(
+            ranker, hot, graph, sessions, enrichment, promotion, metrics, events, changes
+        )
+        manager = (
+            MemoryManager(
+                ingest,
+                spills,
+                recall,
+                working,
+                config,
                 self._profiles,
                 self._conversation,
                 self._personas,
-                service.episodes,
-                service.entities,
+                episodes,
+                entities,
+                quota=admission,
             )
-            service.manager.quota = service.admission
-        return service
+            if self._profiles is not None and self._conversation is not None
+            else None
+        )
+        demotion = self._demotion or IdleWarmDemotion(
+            timedelta(seconds=config.demote_after_idle_seconds)
+        )
+        return Memory(
+            hot_tier=hot,
+            graph=graph,
+            embedder=embedder,
+            tokens=ingest.tokens,
+            rules=rules,
+            config=config,
+            limits=self._limits,
+            metrics=metrics,
+            weights=weights,
+            events=events,
+            entities=entities,
+            episodes=episodes,
+            working=working,
+            manager=manager,
+            versions=versions,
+            changes=changes,
+            inputs=inputs,
+            sessions=sessions,
+            admission=admission,
+            queue=queue,
+            enrichment=enrichment,
+            write_behind=write_behind,
+            worker=EnrichmentWorker(queue, write_behind) if queue is not None else None,
+            spills=spills,
+            ingest=ingest,
+            promotion=promotion,
+            spaces=spaces,
+            ranker=ranker,
+            recall=recall,
+            removal=Removal(hot, graph, sessions, events, changes, entities),
+            reports=reports,
+            listing=Listing(inputs, hot, graph),
+            maintenance=Maintenance(
+                hot, graph, sessions, spills, demotion, config, changes, self._leases
+            ),
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings, *, enriches: bool = False) -> MemoryBuilder:
@@ -296,13 +442,7 @@ class MemoryBuilder:
             settings.neo4j_database,
             SharedBookmarks(hot.client).manager() if settings.uses_shared_bookmarks else None,
         )
-        entities = (
-            EntityMemory(
-                Neo4jEntityStore(graph), EntityExtractor(), aliases=settings.entity_aliases
-            )
-            if settings.entities_enabled
-            else None
-        )
+        extractor = EntityExtractor() if settings.entities_enabled else None
         embedder = shared_embedder(
             settings.embedder,
             settings.embed_threads,
@@ -325,10 +465,14 @@ class MemoryBuilder:
             cls()
             .with_hot(hot)
             .with_graph(graph)
-            .with_entities(entities)
+            .with_entities(
+                Neo4jEntityStore(graph) if extractor is not None else None,
+                extractor,
+                settings.entity_aliases,
+            )
             .with_embedder(embedder)
             .with_query_embedder(query_embedder)
-            .with_episodes(EpisodicMemory(Neo4jEpisodeStore(graph), embedder))
+            .with_episodes(Neo4jEpisodeStore(graph))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_events(EventBus(hot.client))
             .with_working(RedisWorkingStore(hot.client))

@@ -1,7 +1,8 @@
 """pandas DataFrames over one tenant's memory, for analysts in notebooks.
 
-Access is the API's: an API key names the tenant, and every query below runs the named,
-tenant-scoped Cypher of ``cypher/analytics``.
+Access is the API's: an API key names the tenant (``graphmem/apikeys.py``), and the graph's
+tables come from the named, tenant-scoped Cypher of ``cypher/analytics``
+(``stores/neo4j/analytics.py``).
 
     from graphmem.ops.analytics import Analytics
     analytics = await Analytics.connect(api_key)      # settings from env / graphmem.yaml
@@ -10,18 +11,16 @@ tenant-scoped Cypher of ``cypher/analytics``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
-from graphmem.api.http.auth import KeyRing, api_keys
+from graphmem.apikeys import KeyRing, api_keys
 from graphmem.domain.models import utcnow
 from graphmem.errors import Unauthenticated
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.settings import Settings, load_settings
+from graphmem.stores.neo4j.analytics import Neo4jAnalytics
 from graphmem.stores.neo4j.graph import Neo4jGraphStore
-from graphmem.stores.neo4j.records import native_row
 
 
 class Analytics:
@@ -30,7 +29,7 @@ class Analytics:
         self.tenant = tenant
         if not isinstance(service.graph, Neo4jGraphStore):
             raise TypeError("analytics reads the Neo4j graph store")
-        self._graph: Neo4jGraphStore = service.graph
+        self._rows = Neo4jAnalytics(service.graph)
 
     @classmethod
     async def connect(cls, api_key: str, settings: Settings | None = None) -> Analytics:
@@ -44,10 +43,6 @@ class Analytics:
 
     async def close(self) -> None:
         await self.service.close()
-
-    async def _frame(self, name: str, **params: Any) -> pd.DataFrame:
-        records = await self._graph.run(name, {"tenant": self.tenant, **params})
-        return pd.DataFrame([native_row(r) for r in records])
 
     async def tier_utilisation(self, session_ids: list[str] | None = None) -> pd.DataFrame:
         """Per session: hot items, tokens, budget and utilisation; warm and cold counts."""
@@ -81,7 +76,7 @@ class Analytics:
 
     async def memory_counts(self) -> pd.DataFrame:
         """Graph memories by type, tier and age bucket, plus the hot tier."""
-        graph = await self._frame("analytics/memory_age", now=utcnow())
+        graph = pd.DataFrame(await self._rows.memory_age(self.tenant, utcnow()))
         hot = [
             {
                 "type": r["type"],
@@ -96,13 +91,13 @@ class Analytics:
         return pd.concat([graph, pd.DataFrame(hot)], ignore_index=True) if hot else graph
 
     async def entity_mentions(self) -> pd.DataFrame:
-        return await self._frame("analytics/entity_mentions")
+        return pd.DataFrame(await self._rows.entity_mentions(self.tenant))
 
     async def cooccurrence(self) -> pd.DataFrame:
-        return await self._frame("analytics/cooccurrence")
+        return pd.DataFrame(await self._rows.cooccurrence(self.tenant))
 
     async def episode_success(self) -> pd.DataFrame:
-        frame = await self._frame("analytics/episode_success")
+        frame = pd.DataFrame(await self._rows.episode_success(self.tenant))
         if not frame.empty:
             frame["success_rate"] = frame["succeeded"] / frame["episodes"]
         return frame

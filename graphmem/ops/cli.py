@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             print(build_schema().as_str())
             return 0
         if args.command == "key":
-            from graphmem.api.http.auth import dev_key
+            from graphmem.apikeys import dev_key
 
             if settings.api_keys:
                 print(

@@ -117,7 +117,7 @@ def _spacy(settings: Settings) -> Finding:
 
 
 def _embedder(settings: Settings) -> Finding:
-    from graphmem.enrich.embed import make_embedder
+    from graphmem.enrich.embedders import make_embedder
 
     embedder = make_embedder(settings.embedder, 1, models_dir=settings.models_dir)
     vectors = embedder.embed(["graphmem doctor"])
@@ -125,7 +125,7 @@ def _embedder(settings: Settings) -> Finding:
 
 
 def _keys(settings: Settings) -> Finding:
-    from graphmem.api.http.auth import api_keys
+    from graphmem.apikeys import api_keys
 
     keys = api_keys(settings)
     if not settings.api_keys:

@@ -13,7 +13,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphmem.domain.models import MemoryItem
+
 V = TypeVar("V")
+#: (memory id, session id, user id or None): where a memory lives
+Located = tuple[str, str | None, str | None]
 
 
 class StoreModel(BaseModel):
@@ -236,6 +240,59 @@ class QueueStats(StoreModel):
     parked: int
     #: age of the oldest job not yet acknowledged, in seconds (0 when there is none)
     oldest_seconds: float
+
+
+# --- memories written and removed ------------------------------------------------------
+@dataclass(frozen=True)
+class TextAnalysis:
+    """What search reads of a memory's text without reading the text: its stems' hashes,
+    uint32 little-endian (``enrich/lexical.py``), for BM25 with a scope's own statistics,
+    and who said it (``enrich/sentences.speaker``), for a question that names them.
+    ``version``: the analysis that made them (``lexical.VERSION``)."""
+
+    terms: bytes
+    speaker: str | None
+    version: int
+
+
+@dataclass(frozen=True)
+class GraphMemory:
+    """A memory on its way into the graph: the item (its tier is the one written), its
+    vector and packed float16 sentence vectors when computed (``enrich/sentences.py``;
+    None for one sentence), and its text's analysis."""
+
+    item: MemoryItem
+    analysis: TextAnalysis
+    embedding: list[float] | None = None
+    sentences: bytes | None = None
+
+
+@dataclass(frozen=True)
+class MemoryVectors:
+    """A memory's vectors, set on a node that exists."""
+
+    id: str
+    embedding: list[float]
+    #: packed float16 sentence vectors (``enrich/sentences.pack``); None for one sentence
+    sentences: bytes | None
+
+
+@dataclass(frozen=True)
+class Removed:
+    """Memories deleted from the graph: how many, the keys of the entities they mentioned
+    (their counts need a refresh), and where each of them lived."""
+
+    removed: int = 0
+    keys: list[str] = field(default_factory=list)
+    located: list[Located] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class UserRemoved(Removed):
+    """A user's memories deleted, and how many of their sessions were left empty and
+    removed with them."""
+
+    sessions: int = 0
 
 
 # --- scope versions ---------------------------------------------------------------------

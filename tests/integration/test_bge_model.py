@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from graphmem.enrich.bge import BgeSmallEmbedder
-from graphmem.enrich.embed import embed_queries, make_embedder
+from graphmem.enrich.embed import embed_queries
+from graphmem.enrich.embedders import make_embedder
 from graphmem.enrich.jarmodels import JAR_MODELS
 from graphmem.ops.devstack.models import install
 from graphmem.settings import load_settings

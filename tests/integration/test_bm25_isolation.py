@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 
 from graphmem.api.http.app import create_app
-from graphmem.domain.models import analysis, tenant_fulltext
+from graphmem.domain.models import tenant_fulltext
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
 from graphmem.memory.search.fusion import Retriever
+from graphmem.memory.writepath.analysis import analysed
 from graphmem.stores.neo4j.fulltext import MIGRATION
 from tests.conftest import Stack, new_tenant, run_cypher, running
 
@@ -168,7 +169,7 @@ async def test_the_backfill_pages_through_a_tenant_batch_after_batch(
         stack, "MATCH (m:Memory {tenant: $t}) REMOVE m.termBytes, m.termVersion", t=tenant
     )
     # batches of two: the cursor has to carry each batch on from the last
-    assert await service.graph.backfill_terms(analysis, lexical.VERSION, batch=2) >= 7
+    assert await service.graph.backfill_terms(analysed, lexical.VERSION, batch=2) >= 7
     rows = await run_cypher(
         stack, "MATCH (m:Memory {tenant: $t}) RETURN m.termVersion AS v", t=tenant
     )

@@ -16,6 +16,7 @@ from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.search.fusion import Retriever
+from graphmem.memory.writepath.analysis import graph_memory
 from graphmem.stores.models import MemoryRows
 from tests.conftest import Stack, run_cypher
 
@@ -274,7 +275,7 @@ async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant:
             metadata={},
             seq=i,
         )
-        rows.append(item.graph_row(vector.tolist(), None))
+        rows.append(graph_memory(item, vector.tolist()))
         ids.append(item.id)
     await service.graph.upsert(tenant, rows, EmbeddingSpace.of(service.embedder))
     search = service.graph.search
@@ -284,7 +285,7 @@ async def test_a_scope_larger_than_a_page_is_read_whole(service: Memory, tenant:
     assert sorted(whole.ids) == ids
     assert all(v is not None and len(v) == 4 * service.embedder.dimension for v in whole.vectors)
     # each memory's stems come along, for BM25 inside the scope
-    analysed = {r["id"]: lexical.term_bytes(r["content"]) for r in rows}
+    analysed = {m.item.id: lexical.term_bytes(m.item.content) for m in rows}
     assert dict(zip(whole.ids, whole.terms, strict=True)) == analysed
     with pytest.raises(ScopeTooLarge):  # over the cap
         _ = [page async for page in search.scope_pages(tenant, None, "pager", n)]

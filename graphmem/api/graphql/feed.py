@@ -10,8 +10,6 @@ from strawberry.types import Info
 
 from graphmem.api.graphql.context import service_of
 from graphmem.api.graphql.types import EventFilter, MemoryEvent
-from graphmem.errors import Unavailable
-from graphmem.stores.redis.events import EventBus
 
 
 @strawberry.type
@@ -25,8 +23,6 @@ class Subscription:
         self, info: Info[Any, Any], filter: EventFilter | None = None
     ) -> AsyncGenerator[MemoryEvent, None]:
         service, tenant = service_of(info)
-        if not isinstance(service.events, EventBus):
-            raise Unavailable("the change feed needs Redis events (MemoryBuilder.with_events)")
-        async for event in service.events.subscribe(tenant):
+        async for event in service.subscribe(tenant):
             if filter is None or filter.matches(event):
                 yield MemoryEvent.of(event)

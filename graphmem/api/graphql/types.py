@@ -11,11 +11,10 @@ import strawberry
 from strawberry.scalars import JSON
 
 from graphmem.domain import models
-from graphmem.domain.models import MemoryType, Tier
+from graphmem.domain.models import EventKind, MemoryType, Tier
 from graphmem.memory.search.fusion import Retriever
 from graphmem.memory.tiers import listing
 from graphmem.settings import MemoryConfig
-from graphmem.stores.redis.events import EventKind
 
 # Registers the domain enums as GraphQL enums (strawberry annotates the class in place).
 strawberry.enum(MemoryType, name="MemoryType")

@@ -29,12 +29,13 @@ from graphmem.api.graphql.errors import error_response
 from graphmem.api.graphql.guard import Limits
 from graphmem.api.graphql.schema import build_schema
 from graphmem.api.http import bodies
-from graphmem.api.http.auth import TENANT_SCOPE_KEY, BearerAuth, KeyRing, api_keys
+from graphmem.api.http.auth import TENANT_SCOPE_KEY, BearerAuth
 from graphmem.api.http.fairshare import FairShare, ShareLimits
 from graphmem.api.http.limits import BodyLimit, FairTurns, StreamLifetime
 from graphmem.api.http.websocket import LimitedTransportWS, TenantSubscriptions
 from graphmem.api.mcp import envelope_problem as mcp_envelope_problem
 from graphmem.api.mcp import http_app as mcp_http_app
+from graphmem.apikeys import KeyRing, api_keys
 from graphmem.cputime import meter_tasks
 from graphmem.errors import ErrorCode, GraphmemError
 from graphmem.memory import Memory

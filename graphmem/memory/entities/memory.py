@@ -105,13 +105,14 @@ class EntityMemory:
         extractor: EntityExtractor,
         functional: frozenset[str] = FUNCTIONAL_RELATIONS,
         aliases: dict[str, str] | None = None,
+        events: EventBus | NullBus | None = None,
     ) -> None:
         self.store = store
         self.extractor = extractor
         self.functional = functional
         self.aliases = dict(aliases or {})  # configured, for every tenant
-        #: the change feed; the Memory facade connects it
-        self.events: EventBus | NullBus = NullBus()
+        #: the change feed
+        self.events: EventBus | NullBus = events or NullBus()
 
     async def ingest(self, tenant: str, items: Sequence[MemoryItem]) -> int:
         """Extract entities and relations from spilled memories and write them; returns the

@@ -29,9 +29,11 @@ from graphmem.memory.episodes.patterns import (
     compute_signature,
     find_patterns,
 )
-from graphmem.memory.tiers.quota import charged, text_bytes
+from graphmem.memory.kinds.working import WorkingMemory
+from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
 from graphmem.stores import EpisodeStore
 from graphmem.stores.models import Episode, EpisodeSteps, Reflection, ScoredEpisode
+from graphmem.stores.redis.events import EventBus, NullBus
 
 if TYPE_CHECKING:
     from graphmem.memory.writepath.spaces import TenantSpaces
@@ -42,12 +44,20 @@ SIGNATURE_BOOST = 0.6
 
 class EpisodicMemory(TaskExports):
     def __init__(
-        self, store: EpisodeStore, embedder: Embedder, stale_filter: StaleFilter | None = None
+        self,
+        store: EpisodeStore,
+        embedder: Embedder,
+        stale_filter: StaleFilter | None = None,
+        *,
+        events: EventBus | NullBus | None = None,
+        working: WorkingMemory | None = None,
+        quota: Quota = UNLIMITED,
+        spaces: TenantSpaces | None = None,
     ) -> None:
-        super().__init__(store, embedder)
+        super().__init__(store, embedder, events=events, working=working, quota=quota)
         self.stale_filter = stale_filter
-        #: which model's vectors each tenant holds (the Memory facade connects it)
-        self.spaces: TenantSpaces | None = None
+        #: which model's vectors each tenant holds
+        self.spaces = spaces
 
     async def _embed_query(self, text: str) -> list[float]:
         (vector,) = await in_thread(embed_queries, self.embedder, [text])

@@ -24,14 +24,22 @@ from graphmem.stores.redis.events import EventBus, EventKind, NullBus
 class TaskMemory:
     """Tasks, steps and hand-overs: the base of ``EpisodicMemory``."""
 
-    def __init__(self, store: EpisodeStore, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        store: EpisodeStore,
+        embedder: Embedder,
+        *,
+        events: EventBus | NullBus | None = None,
+        working: WorkingMemory | None = None,
+        quota: Quota = UNLIMITED,
+    ) -> None:
         self.store = store
         self.embedder = embedder
-        #: the change feed and the tasks' working memory; the Memory facade connects them
-        self.events: EventBus | NullBus = NullBus()
-        self.working: WorkingMemory | None = None
+        #: the change feed and the tasks' working memory
+        self.events: EventBus | NullBus = events or NullBus()
+        self.working = working
         #: tasks, steps, hand-overs, episodes and reflections are items of the quota
-        self.quota: Quota = UNLIMITED
+        self.quota = quota
 
     async def _embed(self, text: str) -> list[float]:
         (vector,) = await in_thread(self.embedder.embed, [text])

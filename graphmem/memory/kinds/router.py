@@ -25,10 +25,9 @@ from pydantic import BaseModel
 from graphmem.cputime import in_thread
 from graphmem.domain.models import MemoryItem, MemoryType, ScoredMemory, utcnow
 from graphmem.errors import BadInput, NotFound, Unavailable
-from graphmem.memory import RecallQuery
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
-from graphmem.memory.inputs import Inputs, json_problem
+from graphmem.memory.inputs import Inputs, RecallQuery, json_problem
 from graphmem.memory.kinds.records import schemas as record_schemas
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.search.recall import Recall
@@ -102,6 +101,7 @@ class MemoryManager:
         personas: dict[str, PersonaConfig] | None = None,
         episodes: EpisodicMemory | None = None,
         entities: EntityMemory | None = None,
+        quota: Quota = UNLIMITED,
     ) -> None:
         self.ingest = ingest
         self.spills = spills
@@ -114,7 +114,7 @@ class MemoryManager:
         self.conversation = conversation
         self.personas = personas or {}
         #: messages, records, schemas and personas are items of the tenant's quota
-        self.quota: Quota = UNLIMITED
+        self.quota = quota
 
     # --- short-term -------------------------------------------------------------------------
     async def add_message(self, tenant: str, session_id: str, role: str, content: str) -> Message:

@@ -20,10 +20,10 @@ class WorkingMemory:
     max_bytes = 64 * 1024  # per task: scratch data, not a document store
     ttl_seconds = 7 * 24 * 3600
 
-    def __init__(self, store: WorkingStore | None) -> None:
+    def __init__(self, store: WorkingStore | None, quota: Quota = UNLIMITED) -> None:
         self.store = store
-        #: each key written is an item of the tenant's quota (the Memory facade sets it)
-        self.quota: Quota = UNLIMITED
+        #: each key written is an item of the tenant's quota
+        self.quota = quota
 
     def _store(self) -> WorkingStore:
         if self.store is None:

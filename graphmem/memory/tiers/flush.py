@@ -14,16 +14,18 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from graphmem.domain.models import EmbeddingSpace, MemoryItem, SpillResult, Tier
 from graphmem.errors import BadInput, Unavailable
 from graphmem.memory.inputs import stored_problem
+from graphmem.memory.writepath.analysis import graph_memory
 from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.memory.writepath.enrichment import Enrichment, discard
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
 from graphmem.stores import GraphStore, HotTier
+from graphmem.stores.models import GraphMemory
 from graphmem.stores.redis.events import EventBus, EventKind, NullBus
 
 log = logging.getLogger("graphmem.memory")
@@ -99,7 +101,7 @@ class Flusher:
                 preparing = ahead
                 ahead = start(tenant, session_id, batches[n + 1]) if n + 1 < len(batches) else None
                 prepared = await preparing
-                rows: dict[str, dict[str, Any]] = {}
+                rows: dict[str, GraphMemory] = {}
                 warm_ids: set[str] = set()
                 for item in batch:
                     if tier is None:
@@ -107,7 +109,8 @@ class Flusher:
                     else:
                         warm_item = tier is Tier.WARM
                     target = Tier.WARM if warm_item else Tier.COLD
-                    rows[item.id] = item.model_copy(update={"tier": target}).graph_row(
+                    rows[item.id] = graph_memory(
+                        item.model_copy(update={"tier": target}),
                         prepared.vectors.get(item.id),
                         prepared.sentences.get(item.id),
                         prepared.terms.get(item.id),
@@ -176,7 +179,7 @@ class Flusher:
         self,
         tenant: str,
         items: Sequence[MemoryItem],
-        rows: dict[str, dict[str, Any]],
+        rows: dict[str, GraphMemory],
         retries: int | None,
     ) -> dict[str, str]:
         """Write the items' rows; the items the graph refuses a value of, with its

@@ -20,6 +20,9 @@ from graphmem.memory.policy import MemoryRules
 from graphmem.memory.tiers.admission import Admission
 from graphmem.memory.tiers.sessions import Sessions
 from graphmem.memory.tiers.spill import Spiller
+from graphmem.memory.writepath.analysis import graph_memory
+from graphmem.memory.writepath.changes import ScopeChanges
+from graphmem.memory.writepath.enrichment import Enrichment
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
 from graphmem.stores import EnrichmentQueue, GraphStore, HotTier
@@ -37,6 +40,9 @@ class Ingest:
         graph: GraphStore,
         tokens: TokenCounter,
         spiller: Spiller,
+        enrichment: Enrichment,
+        changes: ScopeChanges,
+        space: EmbeddingSpace,
         rules: MemoryRules,
         metrics: Metrics,
         events: EventBus | NullBus,
@@ -49,6 +55,10 @@ class Ingest:
         self.graph = graph
         self.tokens = tokens
         self.spiller = spiller
+        #: a write-through's vectors, the scopes it changes, and the model that made them
+        self.enrichment = enrichment
+        self.changes = changes
+        self.space = space
         self.rules = rules
         self.metrics = metrics
         self.events = events
@@ -155,15 +165,15 @@ class Ingest:
                 async with self.sessions.lock(tenant, session_id):
                     await self.hot.remove(tenant, session_id, ids)
                     done = await self.graph.delete_many(tenant, ids)
-                await self.spiller.changes.written(tenant, done["located"])
+                await self.changes.written(tenant, done.located)
             except Exception as exc:
                 log.error("a failed add of %s/%s left items behind: %s", tenant, session_id, exc)
 
     async def _write_through(
         self, tenant: str, session_id: str, items: Sequence[MemoryItem]
     ) -> None:
-        vectors, sentences = await self.spiller.enrichment.for_graph(tenant, session_id, items)
-        rows = [i.graph_row(vectors[i.id], sentences.get(i.id)) for i in items]  # stays 'hot'
-        space = EmbeddingSpace.of(self.spiller.enrichment.embedder)
-        await self.spiller.with_retry(partial(self.graph.upsert, tenant, rows, space))
-        await self.spiller.changes.items(tenant, items)
+        vectors, sentences = await self.enrichment.for_graph(tenant, session_id, items)
+        # the nodes stay 'hot', as the items are
+        memories = [graph_memory(i, vectors[i.id], sentences.get(i.id)) for i in items]
+        await self.spiller.with_retry(partial(self.graph.upsert, tenant, memories, self.space))
+        await self.changes.items(tenant, items)

@@ -53,10 +53,10 @@ class Removal:
             async with self.sessions.lock(tenant, session_id):
                 removed_hot = await self.hot.remove(tenant, session_id, [item_id])
                 done = await self.graph.delete_many(tenant, [item_id])
-        await self.changes.written(tenant, done["located"])
-        if done["keys"] and self.entities is not None:
-            await self.entities.store.refresh(tenant, done["keys"])  # drops orphaned entities
-        forgotten = bool(removed_hot) or bool(done["removed"])
+        await self.changes.written(tenant, done.located)
+        if done.keys and self.entities is not None:
+            await self.entities.store.refresh(tenant, done.keys)  # drops orphaned entities
+        forgotten = bool(removed_hot) or bool(done.removed)
         if forgotten:
             await self.events.publish(
                 tenant, EventKind.FORGOTTEN, sessionId=session_id, itemIds=[item_id]
@@ -75,14 +75,14 @@ class Removal:
                 ]
                 hot_removed += len(await self.hot.remove(tenant, session_id, ids))
         result = await self.graph.forget_user(tenant, user_id)
-        await self.changes.written(tenant, result["located"])
+        await self.changes.written(tenant, result.located)
         entities = 0
-        if self.entities is not None and result["keys"]:
-            entities = await self.entities.store.refresh(tenant, result["keys"])
+        if self.entities is not None and result.keys:
+            entities = await self.entities.store.refresh(tenant, result.keys)
         return {
             "hotMemories": hot_removed,
-            "graphMemories": int(result["removed"]),
-            "sessions": int(result["sessions"]),
+            "graphMemories": result.removed,
+            "sessions": result.sessions,
             "entities": entities,
         }
 
@@ -116,8 +116,8 @@ class Removal:
             return report
         for start in range(0, len(ids), 500):
             done = await self.graph.delete_many(tenant, ids[start : start + 500])
-            await self.changes.written(tenant, done["located"])
-            report["removed"] += int(done["removed"])
-            if self.entities is not None and done["keys"]:
-                await self.entities.store.refresh(tenant, done["keys"])
+            await self.changes.written(tenant, done.located)
+            report["removed"] += done.removed
+            if self.entities is not None and done.keys:
+                await self.entities.store.refresh(tenant, done.keys)
         return report

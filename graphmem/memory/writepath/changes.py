@@ -8,10 +8,11 @@ search that reads the new version then also finds the write in the graph.
 
 Call ``written`` for memories added, updated (tier, embedding, sentence vectors) or
 deleted, and ``everything`` when the memories changed are not known one by one. A write
-that sets a memory's ``embedding`` sets ``vectorBytes`` beside it (``models.pack_vector``;
-``memory/upsert_batch`` does): views read those bytes, and fall back to decoding the
-list of floats, a hundred times slower, where they are missing. Without a
-version store (a service built without one) nothing is cached, and these do nothing.
+that sets a memory's ``embedding`` sets ``vectorBytes`` beside it
+(``stores/neo4j/records.py``; ``memory/upsert_batch`` does): views read those bytes, and
+fall back to decoding the list of floats, a hundred times slower, where they are
+missing. Without a version store (a service built without one) nothing is cached, and
+these do nothing.
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from collections.abc import Iterable
 
 from graphmem.domain.models import MemoryItem
 from graphmem.stores import ScopeVersions
-
-#: (memory id, session id, user id or None): where a changed memory lives
-Located = tuple[str, str | None, str | None]
+from graphmem.stores.models import Located
 
 
 def scope_key(session_id: str | None, user_id: str | None) -> str:

@@ -20,9 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from graphmem.cputime import in_thread
-from graphmem.domain.models import EmbeddingSpace, vector_row
+from graphmem.domain.models import EmbeddingSpace
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.sentences import embed_memories
+from graphmem.memory.writepath.analysis import memory_vectors
 from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.stores import GraphSpaces
 
@@ -83,11 +84,12 @@ class Reembed:
         after, embedded = "", 0
         while page := await self.store.pending(tenant, self.space, after, self.batch):
             computed = await in_thread(embed_memories, self.embedder, [c for _, c in page])
-            rows = [
-                vector_row(memory_id, e) for (memory_id, _), e in zip(page, computed, strict=True)
+            vectors = [
+                memory_vectors(memory_id, e)
+                for (memory_id, _), e in zip(page, computed, strict=True)
             ]
-            await self.store.set_next(tenant, self.space, rows)
-            embedded += len(rows)
+            await self.store.set_next(tenant, self.space, vectors)
+            embedded += len(vectors)
             after = page[-1][0]
             if progress:
                 progress(min(total, done + embedded), total)

@@ -23,11 +23,12 @@ import logging
 from collections.abc import Sequence
 
 from graphmem.cputime import in_thread
-from graphmem.domain.models import EmbeddingSpace, MemoryItem, vector_row
+from graphmem.domain.models import EmbeddingSpace, MemoryItem
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.sentences import Embedded, embed_memories, pack
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.tiers.sessions import Sessions
+from graphmem.memory.writepath.analysis import graph_memory, memory_vectors
 from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.stores import GraphStore, HotTier
 from graphmem.stores.models import Enriched, EnrichmentJob
@@ -59,7 +60,7 @@ class WriteBehind:
         (``enrichment.py``); one that was forgotten is gone from both and skipped."""
         async with self.sessions.lock(job.tenant, job.session_id):
             items = await self.hot.get(job.tenant, job.session_id, job.ids)
-            await self.graph.upsert_hot(job.tenant, [i.graph_row(None) for i in items])
+            await self.graph.upsert_hot(job.tenant, [graph_memory(i) for i in items])
             gone = set(job.ids) - {i.id for i in items}
             spilled = await self.graph.unenriched(job.tenant, list(gone)) if gone else []
         await self.changes.items(job.tenant, items)
@@ -74,9 +75,9 @@ class WriteBehind:
         computed = await in_thread(embed_memories, self.embedder, [i.content for i in items])
         out: list[Embedded | None] = [None] * len(items)
         for tenant, positions in _by_tenant(items).items():
-            rows = [vector_row(items[n].id, computed[n]) for n in positions]
+            vectors = [memory_vectors(items[n].id, computed[n]) for n in positions]
             space = EmbeddingSpace.of(self.embedder)
-            present = set(await self.graph.set_vectors(tenant, rows, space))
+            present = set(await self.graph.set_vectors(tenant, vectors, space))
             kept = [n for n in positions if items[n].id in present]
             await self.changes.items(tenant, [items[n] for n in kept])
             for n in kept:

@@ -21,8 +21,8 @@ from graphmem.settings import Settings
 async def mcp_stdio(settings: Settings, key: str | None) -> int:
     from mcp.server.stdio import stdio_server
 
-    from graphmem.api.http.auth import KeyRing, api_keys
     from graphmem.api.mcp import build_server
+    from graphmem.apikeys import KeyRing, api_keys
     from graphmem.memory.builder import MemoryBuilder
 
     keys = api_keys(settings)
@@ -142,8 +142,8 @@ def _serve_api(settings: Settings) -> int:
     import uvicorn
 
     from graphmem.api.http.app import create_app
-    from graphmem.api.http.auth import api_keys
     from graphmem.api.http.server import uvicorn_options
+    from graphmem.apikeys import api_keys
 
     print_keys(settings, api_keys(settings))
     print(f"GraphQL on http://{settings.host}:{settings.port}/graphql")

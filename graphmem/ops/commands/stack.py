@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def services(settings: Settings, action: str, as_json: bool, redis_cluster: bool = False) -> int:
-    from graphmem.api.http.auth import api_keys
+    from graphmem.apikeys import api_keys
     from graphmem.ops.devstack import LocalStack
     from graphmem.ops.devstack.models import install as install_model
 

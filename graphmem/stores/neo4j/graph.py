@@ -13,12 +13,30 @@ from typing import Any
 from neo4j import AsyncDriver
 from neo4j.api import AsyncBookmarkManager
 
-from graphmem.domain.models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem, pack_vector
+from graphmem.domain.models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem
 from graphmem.stores import GraphScans, GraphSearch, GraphSpaces
+from graphmem.stores.models import (
+    GraphMemory,
+    Located,
+    MemoryVectors,
+    Removed,
+    TextAnalysis,
+    UserRemoved,
+)
 from graphmem.stores.neo4j import record_fields
 from graphmem.stores.neo4j.fulltext import TenantFulltext
 from graphmem.stores.neo4j.library import CypherLibrary
-from graphmem.stores.neo4j.records import memory_item, parsed
+from graphmem.stores.neo4j.records import (
+    analysis_row,
+    index_states,
+    memory_item,
+    memory_row,
+    pack_vector,
+    parsed,
+    removed,
+    row_ids,
+    vector_row,
+)
 from graphmem.stores.neo4j.scans import Neo4jGraphScans
 from graphmem.stores.neo4j.search import Neo4jGraphSearch
 from graphmem.stores.neo4j.session import Neo4jSession
@@ -117,17 +135,18 @@ class Neo4jGraphStore(Neo4jSession):
         return done
 
     async def backfill_terms(
-        self, analyse: Callable[[str], dict[str, Any]], version: int, batch: int = 2000
+        self, analyse: Callable[[str], TextAnalysis], version: int, batch: int = 2000
     ) -> int:
         """Give memories analysed by no or another version of ``enrich/lexical.py`` the
-        properties ``analyse`` derives from their content (``models.analysis``)."""
+        properties ``analyse`` derives from their content."""
         done = 0
         for record in await self.run("admin/memory_tenants", {}):
             tenant, after = record["tenant"], ""
             params = {"tenant": tenant, "batch": batch, "termVersion": version}
             while rows := await self.run("admin/term_bytes_missing", params | {"after": after}):
                 updates = [
-                    {"tenant": tenant, "id": r["id"], **analyse(r["content"] or "")} for r in rows
+                    {"tenant": tenant, "id": r["id"], **analysis_row(analyse(r["content"] or ""))}
+                    for r in rows
                 ]
                 await self.run("admin/term_bytes_set", {"rows": updates, "termVersion": version})
                 done += len(updates)
@@ -135,46 +154,48 @@ class Neo4jGraphStore(Neo4jSession):
         return done
 
     async def index_state(self, names: Sequence[str] = INDEX_NAMES) -> dict[str, dict[str, Any]]:
-        records = await self.run("admin/index_state", {"names": list(names)})
-        return {r["name"]: dict(r) for r in records}
+        return index_states(await self.run("admin/index_state", {"names": list(names)}))
 
     # --- memories ---------------------------------------------------------------------
     async def upsert(
-        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+        self, tenant: str, memories: Sequence[GraphMemory], space: EmbeddingSpace
     ) -> list[str]:
-        """``space``: the model of the rows' vectors (not written if the tenant holds
+        """``space``: the model of the memories' vectors (not written if the tenant holds
         another's)."""
-        if not rows:
+        if not memories:
             return []
         _, label = await self.fulltext.ensure(tenant)
+        items = [memory_row(m) for m in memories]
         records = await self.run(
             "memory/upsert_batch",
-            {"tenant": tenant, "label": label, "items": list(rows), **space.params()},
+            {"tenant": tenant, "label": label, "items": items, **space.params()},
         )
-        return [r["id"] for r in records]
+        return row_ids(records)
 
-    async def upsert_hot(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
+    async def upsert_hot(self, tenant: str, memories: Sequence[GraphMemory]) -> list[str]:
         """Write hot items behind as 'hot' nodes without vectors (existing nodes stay)."""
-        if not rows:
+        if not memories:
             return []
         _, label = await self.fulltext.ensure(tenant)
+        items = [memory_row(m) for m in memories]
         records = await self.run(
             "memory/upsert_hot",
-            {"tenant": tenant, "label": label, "items": list(rows)},
+            {"tenant": tenant, "label": label, "items": items},
         )
-        return [r["id"] for r in records]
+        return row_ids(records)
 
     async def set_vectors(
-        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+        self, tenant: str, vectors: Sequence[MemoryVectors], space: EmbeddingSpace
     ) -> list[str]:
-        """Rows of id, embedding, sentenceVectors for nodes that exist (written only if
-        the tenant holds ``space``'s vectors); returns their ids."""
-        if not rows:
+        """Vectors of nodes that exist (written only if the tenant holds ``space``'s
+        vectors); returns their ids."""
+        if not vectors:
             return []
+        rows = [vector_row(v) for v in vectors]
         records = await self.run(
-            "memory/set_vectors", {"tenant": tenant, "rows": list(rows), **space.params()}
+            "memory/set_vectors", {"tenant": tenant, "rows": rows, **space.params()}
         )
-        return [r["id"] for r in records]
+        return row_ids(records)
 
     async def record_access(
         self,
@@ -210,47 +231,35 @@ class Neo4jGraphStore(Neo4jSession):
         records = await self.run(
             "memory/mark_hot", {"tenant": tenant, "ids": list(ids), "now": now}
         )
-        return [r["id"] for r in records]
+        return row_ids(records)
 
     async def tenants(self) -> list[str]:
         return [r["tenant"] for r in await self.run("admin/tenants", {})]
 
-    async def delete_many(self, tenant: str, ids: Sequence[str]) -> dict[str, Any]:
-        """Delete memories: {removed, keys, located}, with the keys of the entities they
-        mentioned and (id, session, user) of each memory removed."""
-        records = await self.run("memory/delete_many", {"tenant": tenant, "ids": list(ids)})
-        if not records:
-            return {"removed": 0, "keys": [], "located": []}
-        row = records[0]
-        located = [(str(i), s, u) for i, s, u in row["located"]]
-        return {"removed": int(row["removed"]), "keys": list(row["keys"]), "located": located}
+    async def delete_many(self, tenant: str, ids: Sequence[str]) -> Removed:
+        """Delete memories."""
+        return removed(await self.run("memory/delete_many", {"tenant": tenant, "ids": list(ids)}))
 
-    async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
-        """Delete a user's memories, empty sessions and node; returns {keys, removed,
-        sessions, located} with the keys of the entities those memories mentioned and
-        where each removed memory lived."""
-        ids = [
-            r["id"]
-            for r in await self.run("user/memory_ids", {"tenant": tenant, "userId": user_id})
-        ]
+    async def forget_user(self, tenant: str, user_id: str) -> UserRemoved:
+        """Delete a user's memories, empty sessions and node."""
+        memory_ids = row_ids(
+            await self.run("user/memory_ids", {"tenant": tenant, "userId": user_id})
+        )
         keys: set[str] = set()
-        located: list[tuple[str, str | None, str | None]] = []
-        removed = 0
-        for start in range(0, len(ids), 500):
-            done = await self.delete_many(tenant, ids[start : start + 500])
-            removed += int(done["removed"])
-            keys.update(done["keys"])
-            located += done["located"]
+        located: list[Located] = []
+        count = 0
+        for start in range(0, len(memory_ids), 500):
+            done = await self.delete_many(tenant, memory_ids[start : start + 500])
+            count += done.removed
+            keys.update(done.keys)
+            located += done.located
         (rest,) = await self.run("user/remove", {"tenant": tenant, "userId": user_id})
-        return {
-            "keys": sorted(keys),
-            "removed": removed,
-            "sessions": int(rest["sessions"]),
-            "located": located,
-        }
+        return UserRemoved(
+            removed=count, keys=sorted(keys), located=located, sessions=int(rest["sessions"])
+        )
 
     async def delete(self, tenant: str, item_id: str) -> list[str] | None:
         """Delete a memory; None when there was none, else the keys of the entities it
         mentioned (their counts need a refresh)."""
         done = await self.delete_many(tenant, [item_id])
-        return [str(k) for k in done["keys"]] if done["removed"] else None
+        return [str(k) for k in done.keys] if done.removed else None

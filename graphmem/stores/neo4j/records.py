@@ -1,19 +1,30 @@
-"""Cypher rows to typed models, in one place.
+"""Graph rows written and parsed, in one place.
 
 Every reader of a Neo4j result goes through these parsers, so a renamed property or a new
 temporal type is handled once. They take the row (a ``neo4j.Record`` or the map a query
-projects) and read the keys the named statements of ``cypher/`` return.
+projects) and read the keys the named statements of ``cypher/`` return. The rows the
+writes take (``memory_row``, ``vector_row``) are built here too, so that a property is
+named in one module whichever way it goes.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from graphmem.domain.models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
+import numpy as np
+
+from graphmem.domain.models import (
+    MemoryItem,
+    MemoryType,
+    Tier,
+    content_hash,
+    scope_tokens,
+    to_datetime,
+)
 from graphmem.settings import PersonaConfig
 from graphmem.stores.models import (
     AliasRule,
@@ -24,14 +35,19 @@ from graphmem.stores.models import (
     EntityRelation,
     Episode,
     EpisodeSteps,
+    GraphMemory,
+    MemoryRows,
+    MemoryVectors,
     MergeResult,
     OwnedTask,
     Reflection,
+    Removed,
     ScoredEpisode,
     Step,
     StoredRecord,
     Task,
     TaskDetail,
+    TextAnalysis,
     Transfer,
     TransferOutcome,
     UserEntity,
@@ -115,7 +131,129 @@ class ParsedOnRead(Mapping[str, T]):
         return len(self._rows)
 
 
-# --- memories ---------------------------------------------------------------------------
+# --- memories written ---------------------------------------------------------------------
+def pack_vector(vector: Sequence[float] | None) -> bytes | None:
+    """A memory's own vector as a graph property beside the vector index's copy: float32
+    little-endian bytes (``vectorBytes``), which search reads into memory a hundred times
+    faster than the list of floats the index needs."""
+    if vector is None:
+        return None
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def analysis_row(analysis: TextAnalysis) -> dict[str, Any]:
+    """A memory's text analysis as the properties that hold it (``termVersion`` versions
+    both: ``Memory.backfill_terms``)."""
+    return {"termBytes": analysis.terms, "speaker": analysis.speaker}
+
+
+def memory_row(memory: GraphMemory) -> dict[str, Any]:
+    """The parameter map one ``UNWIND`` row of the upsert statements expects."""
+    item, embedding = memory.item, memory.embedding
+    return {
+        "id": item.id,
+        "sessionId": item.session_id,
+        "userId": item.user_id,
+        "content": item.content,
+        "type": item.type.value,
+        "tier": item.tier.value,
+        "accessCount": item.access_count,
+        "lastAccessedAt": item.last_accessed_at,
+        "createdAt": item.created_at,
+        "relevanceScore": item.relevance_score,
+        "tokenCount": item.token_count,
+        "contentHash": item.content_hash,
+        # Neo4j properties cannot hold maps; metadata round-trips as JSON text.
+        "metadata": json.dumps(item.metadata, separators=(",", ":"), sort_keys=True),
+        "embedding": embedding,
+        "vectorBytes": pack_vector(embedding),
+        # float16 vectors of each sentence (enrich/sentences.py); null for one sentence
+        "sentenceVectors": memory.sentences,
+        "seq": item.seq,
+        # analyzer tokens for tenant, session and user: fulltext queries filter in Lucene
+        "scopeToken": scope_tokens(item.tenant, item.session_id, item.user_id),
+        **analysis_row(memory.analysis),
+        "termVersion": memory.analysis.version,
+    }
+
+
+def vector_row(vectors: MemoryVectors) -> dict[str, Any]:
+    """A memory's vectors as the statements that set them take one row
+    (memory/set_vectors, reembed/memory_next)."""
+    return {
+        "id": vectors.id,
+        "embedding": vectors.embedding,
+        "vectorBytes": pack_vector(vectors.embedding),
+        "sentenceVectors": vectors.sentences,
+    }
+
+
+# --- memories read ----------------------------------------------------------------------
+def row_ids(rows: Iterable[Row]) -> list[str]:
+    """The ``id`` of each row (what a write returns: the memories it wrote)."""
+    return [str(r["id"]) for r in rows]
+
+
+def memory_rows(record: Row) -> MemoryRows:
+    """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
+    ``neighbours``, ``rows_by_ids``, ``linked``) as columns. Each memory's place comes as
+    one tab-separated ``meta`` text (id, session, user, seq, type, tier, when it happened
+    in epoch seconds, speaker; ids hold no tabs, speakers are folded to single spaces):
+    the driver decodes values one by one, and eight per memory cost more than the rest."""
+    keys = record.keys()
+    meta = [m.split("\t") for m in record["meta"]]
+    n = len(meta)
+    vectors: list[bytes | None] = [None] * n
+    if "vectors" in keys and len(record["vectors"]) == n:
+        # a memory embedded before vectorBytes existed has only the list of floats
+        listed = {i: e for i, e in record["embeddings"]} if "embeddings" in keys else {}
+        vectors = [
+            bytes(v) if v is not None else pack_vector(listed.get(m[0]))
+            for v, m in zip(record["vectors"], meta, strict=True)
+        ]
+    sentences: list[bytes | None] = [None] * n
+    if "sentences" in keys and len(record["sentences"]) == n:
+        sentences = [None if s is None else bytes(s) for s in record["sentences"]]
+    return MemoryRows(
+        ids=[m[0] for m in meta],
+        sessions=[m[1] for m in meta],
+        users=[m[2] or None for m in meta],
+        seqs=[int(m[3]) for m in meta],
+        types=[m[4] for m in meta],
+        tiers=[m[5] for m in meta],
+        vectors=vectors,
+        sentences=sentences,
+        scores=[float(s) for s in record["scores"]] if "scores" in keys else [],
+        anchors=list(record["anchors"]) if "anchors" in keys else [],
+        terms=[None if t is None else bytes(t) for t in record["terms"]] if "terms" in keys else [],
+        created=[int(m[6]) if len(m) > 6 else 0 for m in meta],
+        speakers=[m[7] if len(m) > 7 else "" for m in meta],
+    )
+
+
+def mention_counts(rows: Iterable[Row]) -> dict[str, int]:
+    """``entity/memories_mentioning``: how many of the entities asked for each memory
+    mentions."""
+    return {r["id"]: int(r["matched"]) for r in rows}
+
+
+def removed(rows: Sequence[Row]) -> Removed:
+    """``memory/delete_many``: one row, or none when nothing matched."""
+    if not rows:
+        return Removed()
+    row = rows[0]
+    return Removed(
+        removed=int(row["removed"]),
+        keys=list(row["keys"]),
+        located=[(str(i), s, u) for i, s, u in row["located"]],
+    )
+
+
+def index_states(rows: Iterable[Row]) -> dict[str, dict[str, Any]]:
+    """``admin/index_state``: each index's row by its name."""
+    return {r["name"]: dict(r) for r in rows}
+
+
 def memory_item(tenant: str, props: Row) -> MemoryItem:
     return MemoryItem(
         id=props["id"],

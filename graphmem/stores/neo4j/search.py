@@ -4,8 +4,9 @@ says which), the turns
 around a hit, the memories that mention an entity, and the rows a scope's in-memory copy
 is built from (``memory/search/scopecache.py``).
 
-Every read returns one Cypher row of lists (``MemoryRows``): the driver decodes one row of
-lists many times faster than a row per memory, and search needs columns, not items.
+Every read returns one Cypher row of lists (``MemoryRows``, ``records.memory_rows``): the
+driver decodes one row of lists many times faster than a row per memory, and search needs
+columns, not items.
 Reached as ``Neo4jGraphStore.search``; runs on the store's driver.
 """
 
@@ -17,14 +18,17 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-import neo4j
-
-from graphmem.domain.models import MemoryItem, MemoryType, Tier, pack_vector
+from graphmem.domain.models import MemoryItem, MemoryType, Tier
 from graphmem.enrich import lexical
 from graphmem.errors import GraphmemError, Unavailable
 from graphmem.stores.models import MemoryRows, ScopeTooLarge
 from graphmem.stores.neo4j.fulltext import TenantFulltext
-from graphmem.stores.neo4j.records import ParsedOnRead, memory_item
+from graphmem.stores.neo4j.records import (
+    ParsedOnRead,
+    memory_item,
+    memory_rows,
+    mention_counts,
+)
 from graphmem.stores.neo4j.session import Neo4jSession
 from graphmem.stores.neo4j.vectorindex import SHARED_INDEX, TenantVectorIndexes
 
@@ -37,43 +41,6 @@ GRAPH_TIERS = (Tier.HOT.value, Tier.WARM.value, Tier.COLD.value)
 #: memories per row of a whole-scope read (about half a MB with vectors and sentence
 #: vectors: every pooled connection keeps a receive buffer the size of its largest row)
 SCOPE_PAGE = 128
-
-
-def memory_rows(record: neo4j.Record) -> MemoryRows:
-    """A row of lists (``memory/scope_rows_*``, ``text_hits``, ``vector_hits_*``,
-    ``neighbours``, ``rows_by_ids``) as columns. Each memory's place comes as one
-    tab-separated ``meta`` text (id, session, user, seq, type, tier, when it happened in
-    epoch seconds, speaker; ids hold no tabs, speakers are folded to single spaces): the
-    driver decodes values one by one, and eight per memory cost more than the rest."""
-    keys = record.keys()
-    meta = [m.split("\t") for m in record["meta"]]
-    n = len(meta)
-    vectors: list[bytes | None] = [None] * n
-    if "vectors" in keys and len(record["vectors"]) == n:
-        # a memory embedded before vectorBytes existed has only the list of floats
-        listed = {i: e for i, e in record["embeddings"]} if "embeddings" in keys else {}
-        vectors = [
-            bytes(v) if v is not None else pack_vector(listed.get(m[0]))
-            for v, m in zip(record["vectors"], meta, strict=True)
-        ]
-    sentences: list[bytes | None] = [None] * n
-    if "sentences" in keys and len(record["sentences"]) == n:
-        sentences = [None if s is None else bytes(s) for s in record["sentences"]]
-    return MemoryRows(
-        ids=[m[0] for m in meta],
-        sessions=[m[1] for m in meta],
-        users=[m[2] or None for m in meta],
-        seqs=[int(m[3]) for m in meta],
-        types=[m[4] for m in meta],
-        tiers=[m[5] for m in meta],
-        vectors=vectors,
-        sentences=sentences,
-        scores=[float(s) for s in record["scores"]] if "scores" in keys else [],
-        anchors=list(record["anchors"]) if "anchors" in keys else [],
-        terms=[None if t is None else bytes(t) for t in record["terms"]] if "terms" in keys else [],
-        created=[int(m[6]) if len(m) > 6 else 0 for m in meta],
-        speakers=[m[7] if len(m) > 7 else "" for m in meta],
-    )
 
 
 #: an entity mentioned more often than this in a tenant is not followed by the link step
@@ -321,7 +288,7 @@ class Neo4jGraphSearch:
                 "limit": limit,
             },
         )
-        return {r["id"]: int(r["matched"]) for r in records}
+        return mention_counts(records)
 
 
 def _cosines(rows: MemoryRows) -> MemoryRows:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from graphmem.domain.models import EmbeddingSpace
+from graphmem.stores.models import MemoryVectors
+from graphmem.stores.neo4j.records import vector_row
 from graphmem.stores.neo4j.session import Neo4jSession
 
 
@@ -42,10 +44,11 @@ class Neo4jSpaces:
         return [(r["id"], r["content"] or "") for r in rows]
 
     async def set_next(
-        self, tenant: str, space: EmbeddingSpace, rows: Sequence[dict[str, Any]]
+        self, tenant: str, space: EmbeddingSpace, vectors: Sequence[MemoryVectors]
     ) -> int:
+        rows = [vector_row(v) for v in vectors]
         (row,) = await self.graph.run(
-            "reembed/memory_next", {"tenant": tenant, "rows": list(rows), **space.params()}
+            "reembed/memory_next", {"tenant": tenant, "rows": rows, **space.params()}
         )
         return int(row["written"])
 

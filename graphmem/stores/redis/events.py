@@ -17,12 +17,13 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from enum import StrEnum
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPubSub
 
+# Re-exported: whoever publishes names the event's kind beside the bus.
+from graphmem.domain.models import EventKind as EventKind
 from graphmem.domain.models import utcnow
 from graphmem.stores.redis.keys import is_redis_failure
 
@@ -31,16 +32,6 @@ log = logging.getLogger("graphmem.stores.redis.events")
 #: seconds one wait for a message may last before the loop waits again (a message ends
 #: the wait at once)
 _WAIT = 30.0
-
-
-class EventKind(StrEnum):
-    ADDED = "added"
-    SPILLED = "spilled"
-    PROMOTED = "promoted"
-    RECALLED = "recalled"
-    FORGOTTEN = "forgotten"
-    ENTITY_MERGED = "entity_merged"
-    TASK_TRANSFERRED = "task_transferred"
 
 
 def channel(tenant: str) -> str:

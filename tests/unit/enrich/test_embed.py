@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphmem.enrich.embed import Embedder, _batches, _pad, make_embedder
+from graphmem.enrich.embed import Embedder, _batches, _pad
+from graphmem.enrich.embedders import make_embedder
 from graphmem.enrich.minilm import (
     MiniLMFp32Embedder,
     MiniLMInt8Embedder,

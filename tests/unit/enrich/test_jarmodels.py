@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from graphmem.enrich.bge import cls_normalise
-from graphmem.enrich.embed import embed_queries, make_embedder
+from graphmem.enrich.embed import embed_queries
+from graphmem.enrich.embedders import make_embedder
 from graphmem.enrich.jarmodels import JAR_MODELS, JarModel
 from graphmem.errors import ConfigurationError
 from graphmem.ops.devstack.models import install

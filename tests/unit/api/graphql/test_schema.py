@@ -15,7 +15,6 @@ from typing import Any
 from graphql.execution.collect_fields import CollectedFields
 
 from graphmem.api.graphql.schema import build_schema
-from graphmem.stores.redis.events import EventBus
 from tests.conftest import ROOT
 
 
@@ -60,21 +59,18 @@ def test_contract_operations_exist() -> None:
 SUBSCRIBE = "subscription { memoryEvents { kind at sessionId itemIds data } }"
 
 
-class Feed(EventBus):
-    def __init__(self) -> None:  # no Redis: the events come from here
-        pass
-
-    async def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:
-        n = 0
-        while True:
-            n += 1
-            yield {
-                "kind": "added",
-                "at": "2026-11-25T12:00:00+00:00",
-                "sessionId": "s1",
-                "itemIds": [f"m{n}"],
-                "tokens": n,
-            }
+async def feed(tenant: str) -> AsyncIterator[dict[str, Any]]:
+    """The change feed, without Redis: the events come from here."""
+    n = 0
+    while True:
+        n += 1
+        yield {
+            "kind": "added",
+            "at": "2026-11-25T12:00:00+00:00",
+            "sessionId": "s1",
+            "itemIds": [f"m{n}"],
+            "tokens": n,
+        }
 
 
 class Admission:
@@ -85,8 +81,10 @@ class Admission:
 
 
 class Service:
-    events = Feed()
     admission = Admission()
+
+    def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:
+        return feed(tenant)
 
 
 def held() -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "graphmem"
+PACKAGE = Path(__file__).resolve().parents[3] / "graphmem"
 FACADE = "graphmem.memory.facade"
 BUILDER = "graphmem.memory.builder"
 ROUTER = "graphmem.memory.kinds.router"

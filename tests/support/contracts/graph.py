@@ -22,12 +22,12 @@ from graphmem.domain.models import (
     Tier,
     TierCount,
     query_scope_tokens,
-    vector_row,
 )
 from graphmem.enrich.sentences import Embedded
 from graphmem.memory.search.querytext import lucene_query
+from graphmem.memory.writepath.analysis import graph_memory, memory_vectors
 from graphmem.stores import GraphStore
-from graphmem.stores.models import MemoryRows, ScopeTooLarge
+from graphmem.stores.models import GraphMemory, MemoryRows, ScopeTooLarge
 from tests.support.contracts.common import days_ago, item, unique
 from tests.support.enrich import HashEmbedder
 
@@ -41,12 +41,14 @@ class GraphSetup:
     def space(self) -> EmbeddingSpace:
         return EmbeddingSpace.of(self.embedder)
 
-    def rows(self, items: Sequence[MemoryItem], vectors: bool = True) -> list[dict[str, Any]]:
-        return [i.graph_row(self.embedder.vector(i.content) if vectors else None) for i in items]
+    def memories(self, items: Sequence[MemoryItem], vectors: bool = True) -> list[GraphMemory]:
+        return [
+            graph_memory(i, self.embedder.vector(i.content) if vectors else None) for i in items
+        ]
 
     async def spill(self, tenant: str, items: Sequence[MemoryItem], tier: Tier = Tier.COLD) -> None:
         moved = [i.model_copy(update={"tier": tier}) for i in items]
-        await self.store.upsert(tenant, self.rows(moved), self.space)
+        await self.store.upsert(tenant, self.memories(moved), self.space)
 
 
 def _by_id(items: Sequence[MemoryItem]) -> dict[str, MemoryItem]:
@@ -88,7 +90,7 @@ class GraphStoreContract:
         assert await store.record_access(two, [(a.id, 1.0)], datetime.now(UTC), 3) == []
         assert await store.mark_hot(two, [a.id], datetime.now(UTC)) == []
         done = await store.delete_many(two, [a.id])
-        assert done["removed"] == 0 and done["located"] == []
+        assert done.removed == 0 and done.located == []
         vector = graph_setup.embedder.vector(a.content)
         for session_id, user_id in (("s", None), (None, "u")):
             hits = await store.search.vector_hits(
@@ -107,7 +109,7 @@ class GraphStoreContract:
     ) -> None:
         store, tenant = graph_setup.store, unique()
         a, b = item(tenant, "s", "written behind"), item(tenant, "s", "spilled")
-        await store.upsert_hot(tenant, graph_setup.rows([a], vectors=False))
+        await store.upsert_hot(tenant, graph_setup.memories([a], vectors=False))
         assert await store.spaces.of(tenant) is None  # a node without vectors claims nothing
         await graph_setup.spill(tenant, [b])
         assert await store.spaces.of(tenant) == graph_setup.space.model
@@ -115,7 +117,7 @@ class GraphStoreContract:
         # another model's vectors are not written beside them
         other = EmbeddingSpace("another-model", graph_setup.space.dimensions)
         c = item(tenant, "s", "spilled by another model")
-        await store.upsert(tenant, graph_setup.rows([c]), other)
+        await store.upsert(tenant, graph_setup.memories([c]), other)
         assert [i.id for i in await store.unenriched(tenant, [a.id, b.id, c.id])] == [a.id, c.id]
         vector = graph_setup.embedder.vector(c.content)
         hits = await store.search.vector_hits(tenant, vector, 10, session_id="s")
@@ -128,16 +130,15 @@ class GraphStoreContract:
         warm, new = item(tenant, "s", "already warm"), item(tenant, "s", "just added")
         await graph_setup.spill(tenant, [warm], Tier.WARM)
         hot_copy = warm.model_copy(update={"content": "stale copy"})
-        assert sorted(await store.upsert_hot(tenant, graph_setup.rows([hot_copy, new], False))) == (
-            sorted([warm.id, new.id])
-        )
+        written = await store.upsert_hot(tenant, graph_setup.memories([hot_copy, new], False))
+        assert sorted(written) == sorted([warm.id, new.id])
         found = _by_id(await store.get(tenant, [warm.id, new.id]))
         assert found[warm.id].tier is Tier.WARM and found[warm.id].content == "already warm"
         assert found[new.id].tier is Tier.HOT
         assert [i.id for i in await store.unenriched(tenant, [warm.id, new.id])] == [new.id]
         embedded = Embedded(graph_setup.embedder.vector("just added"), None)
-        rows = [vector_row(i, embedded) for i in (new.id, "mem-gone")]
-        assert await store.set_vectors(tenant, rows, graph_setup.space) == [new.id]
+        vectors = [memory_vectors(i, embedded) for i in (new.id, "mem-gone")]
+        assert await store.set_vectors(tenant, vectors, graph_setup.space) == [new.id]
         assert await store.unenriched(tenant, [new.id]) == []
         hits = await store.search.vector_hits(
             tenant, graph_setup.embedder.vector("just added"), 1, session_id="s"
@@ -173,10 +174,10 @@ class GraphStoreContract:
         assert await store.mark_hot(tenant, [a.id, "mem-gone"], datetime.now(UTC)) == [a.id]
         assert (await store.get(tenant, [a.id]))[0].tier is Tier.HOT
         done = await store.delete_many(tenant, [a.id, b.id, "mem-gone"])
-        assert done["removed"] == 2
-        assert sorted(done["located"]) == sorted([(a.id, "s", "u"), (b.id, "s2", None)])
+        assert done.removed == 2 and done.keys == []
+        assert sorted(done.located) == sorted([(a.id, "s", "u"), (b.id, "s2", None)])
         assert await store.get(tenant, [a.id, b.id]) == []
-        assert (await store.delete_many(tenant, [a.id]))["removed"] == 0
+        assert (await store.delete_many(tenant, [a.id])).removed == 0
         assert await store.delete(tenant, a.id) is None
 
     async def test_forget_user_removes_their_memories_and_their_empty_sessions(
@@ -188,8 +189,8 @@ class GraphStoreContract:
         theirs = item(tenant, "s2", "someone else's", user_id="v")
         await graph_setup.spill(tenant, [alone, shared, theirs])
         done = await store.forget_user(tenant, "u")
-        assert done["removed"] == 2 and done["sessions"] == 1
-        assert sorted(i for i, _, _ in done["located"]) == sorted([alone.id, shared.id])
+        assert done.removed == 2 and done.sessions == 1 and done.keys == []
+        assert sorted(i for i, _, _ in done.located) == sorted([alone.id, shared.id])
         assert [i.id for i in await store.get(tenant, [alone.id, shared.id, theirs.id])] == [
             theirs.id
         ]

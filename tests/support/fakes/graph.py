@@ -2,8 +2,9 @@
 ``GraphSpaces`` parts), behaving as ``graphmem/stores/neo4j`` and its Cypher files do where
 the contract (``tests/support/contracts/graph.py``) says so:
 
-- a memory is a node of properties named as the Cypher names them, keyed by (tenant, id):
-  an upsert of the same id converges to one node, and no read ever crosses tenants;
+- a memory is a node of properties named as the Cypher names them, keyed by (tenant, id),
+  written from the rows ``neo4j/records.py`` builds for the real store's statements: an
+  upsert of the same id converges to one node, and no read ever crosses tenants;
 - a tenant holds one model's vectors, the first written (``upsert_batch``, ``set_vectors``);
   another model's vectors are not written;
 - ``upsert_hot`` creates 'hot' nodes without vectors and leaves existing nodes alone;
@@ -31,8 +32,21 @@ from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier,
 from graphmem.enrich import lexical
 from graphmem.memory.search.scopescoring import BM25_B, BM25_K1
 from graphmem.stores import GraphScans, GraphSearch, GraphSpaces
-from graphmem.stores.models import MemoryRows, ScopeTooLarge
-from graphmem.stores.neo4j.records import memory_item
+from graphmem.stores.models import (
+    GraphMemory,
+    MemoryRows,
+    MemoryVectors,
+    Removed,
+    ScopeTooLarge,
+    TextAnalysis,
+    UserRemoved,
+)
+from graphmem.stores.neo4j.records import (
+    analysis_row,
+    memory_item,
+    memory_row,
+    vector_row,
+)
 from graphmem.stores.neo4j.search import GRAPH_TIERS, SCOPE_PAGE
 from graphmem.stores.neo4j.search import Neo4jGraphSearch as _Real
 from tests.support.fakes.faults import Faults
@@ -84,7 +98,7 @@ def _rows(
     scores: Sequence[float] | None = None,
     anchors: Sequence[str] | None = None,
 ) -> MemoryRows:
-    """Nodes as ``neo4j/search.memory_rows`` reads the columns a statement returns."""
+    """Nodes as ``neo4j/records.memory_rows`` reads the columns a statement returns."""
     n = len(nodes)
     return MemoryRows(
         ids=[m["id"] for m in nodes],
@@ -455,7 +469,7 @@ class FakeGraphSpaces:
         not_modelled("reembed (pending)")
 
     async def set_next(
-        self, tenant: str, space: EmbeddingSpace, rows: Sequence[dict[str, Any]]
+        self, tenant: str, space: EmbeddingSpace, vectors: Sequence[MemoryVectors]
     ) -> int:
         not_modelled("reembed (set_next)")
 
@@ -520,15 +534,16 @@ class FakeGraphStore:
             self._user_sessions.setdefault((tenant, user), set()).add(session)
 
     async def upsert(
-        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+        self, tenant: str, memories: Sequence[GraphMemory], space: EmbeddingSpace
     ) -> list[str]:
         self.faults.check("upsert")
-        if not rows:
+        if not memories:
             return []
+        rows = [memory_row(m) for m in memories]
         same = self._claim(tenant, space, any(r.get("vectorBytes") is not None for r in rows))
-        memories = self._memories.setdefault(tenant, {})
+        held = self._memories.setdefault(tenant, {})
         for row in rows:
-            m = memories.setdefault(row["id"], {"tenant": tenant, "id": row["id"]})
+            m = held.setdefault(row["id"], {"tenant": tenant, "id": row["id"]})
             m.update({k: row.get(k) for k in _ROW_PROPERTIES})
             if same and row.get("vectorBytes") is not None:
                 m["sentenceVectors"] = row.get("sentenceVectors")
@@ -539,27 +554,29 @@ class FakeGraphStore:
             self._place(tenant, m)
         return [r["id"] for r in rows]
 
-    async def upsert_hot(self, tenant: str, rows: Sequence[dict[str, Any]]) -> list[str]:
+    async def upsert_hot(self, tenant: str, memories: Sequence[GraphMemory]) -> list[str]:
         self.faults.check("upsert_hot")
-        if not rows:
+        if not memories:
             return []
+        rows = [memory_row(m) for m in memories]
         self.tenant_nodes.setdefault(tenant, {"id": tenant})
-        memories = self._memories.setdefault(tenant, {})
+        held = self._memories.setdefault(tenant, {})
         for row in rows:
-            if row["id"] not in memories:
+            if row["id"] not in held:
                 m = {"tenant": tenant, "id": row["id"]}
                 m.update({k: row.get(k) for k in _ROW_PROPERTIES})
                 m["tier"] = Tier.HOT.value
-                memories[row["id"]] = m
-            self._place(tenant, memories[row["id"]])
+                held[row["id"]] = m
+            self._place(tenant, held[row["id"]])
         return [r["id"] for r in rows]
 
     async def set_vectors(
-        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+        self, tenant: str, vectors: Sequence[MemoryVectors], space: EmbeddingSpace
     ) -> list[str]:
         self.faults.check("set_vectors")
-        if not rows:
+        if not vectors:
             return []
+        rows = [vector_row(v) for v in vectors]
         same = self._claim(tenant, space, True)
         present = []
         for row in rows:
@@ -624,16 +641,16 @@ class FakeGraphStore:
 
     async def delete(self, tenant: str, item_id: str) -> list[str] | None:
         done = await self.delete_many(tenant, [item_id])
-        return [str(k) for k in done["keys"]] if done["removed"] else None
+        return [str(k) for k in done.keys] if done.removed else None
 
-    async def delete_many(self, tenant: str, ids: Sequence[str]) -> dict[str, Any]:
+    async def delete_many(self, tenant: str, ids: Sequence[str]) -> Removed:
         self.faults.check("delete_many")
         memories = self._memories.get(tenant, {})
         gone = [memories.pop(i) for i in dict.fromkeys(ids) if i in memories]
-        located = [(m["id"], m.get("sessionId"), m.get("userId")) for m in gone]
-        return {"removed": len(gone), "keys": [], "located": located}
+        located = [(str(m["id"]), m.get("sessionId"), m.get("userId")) for m in gone]
+        return Removed(removed=len(gone), keys=[], located=located)
 
-    async def forget_user(self, tenant: str, user_id: str) -> dict[str, Any]:
+    async def forget_user(self, tenant: str, user_id: str) -> UserRemoved:
         self.faults.check("forget_user")
         ids = [m["id"] for m in self.nodes(tenant) if m.get("userId") == user_id]
         done = await self.delete_many(tenant, ids)
@@ -641,12 +658,7 @@ class FakeGraphStore:
         sessions = self._user_sessions.pop((tenant, user_id), set())
         empty = {s for s in sessions if (tenant, s) in self._sessions and s not in held}
         self._sessions -= {(tenant, s) for s in empty}
-        return {
-            "keys": [],
-            "removed": done["removed"],
-            "sessions": len(empty),
-            "located": done["located"],
-        }
+        return UserRemoved(removed=done.removed, keys=[], located=done.located, sessions=len(empty))
 
     # --- lifecycle ------------------------------------------------------------------------
     async def ping(self) -> None:
@@ -661,13 +673,13 @@ class FakeGraphStore:
         return 0  # every node is written with its tokens
 
     async def backfill_terms(
-        self, analyse: Callable[[str], dict[str, Any]], version: int, batch: int = 2000
+        self, analyse: Callable[[str], TextAnalysis], version: int, batch: int = 2000
     ) -> int:
         done = 0
         for memories in self._memories.values():
             for m in memories.values():
                 if m.get("termVersion") != version:
-                    m.update(analyse(m.get("content") or ""), termVersion=version)
+                    m.update(analysis_row(analyse(m.get("content") or "")), termVersion=version)
                     done += 1
         return done
 

@@ -14,6 +14,7 @@ from graphmem.errors import Unavailable
 from graphmem.memory.inputs import RecallQuery
 from graphmem.memory.search.fusion import Retriever
 from graphmem.memory.search.weights import Weights
+from graphmem.memory.writepath.analysis import graph_memory
 from tests.support.contracts.common import item
 from tests.support.enrich import TableEmbedder
 from tests.support.memory import OTHER_TENANT, TENANT, Fakes, fake_memory
@@ -168,7 +169,7 @@ async def test_a_scope_held_in_memory_sees_every_write_after_it_was_read() -> No
 async def test_search_refuses_a_tenant_whose_vectors_are_another_models() -> None:
     f = fake_memory()
     other = EmbeddingSpace("another-model", f.embedder.dimension)
-    row = item(TENANT, "s1", "embedded elsewhere").graph_row([1.0] * f.embedder.dimension)
-    await f.graph.upsert(TENANT, [row], other)
+    written = graph_memory(item(TENANT, "s1", "embedded elsewhere"), [1.0] * f.embedder.dimension)
+    await f.graph.upsert(TENANT, [written], other)
     with pytest.raises(Unavailable, match="another-model"):
         await search(f, "embedded", session_id="s1")

@@ -10,6 +10,7 @@ from datetime import timedelta
 from graphmem.domain.models import utcnow
 from graphmem.errors import Unavailable
 from graphmem.memory.tiers.maintenance import LEASE, MaintenanceReport
+from graphmem.memory.writepath.analysis import graph_memory
 from tests.support.contracts.common import item
 from tests.support.memory import OTHER_TENANT, TENANT, fake_memory
 
@@ -86,8 +87,8 @@ async def test_a_failing_session_is_reported_and_the_others_are_flushed() -> Non
 
 async def test_demotion_of_one_tenant_failing_leaves_the_others() -> None:
     f = fake_memory()
-    await f.graph.upsert_hot(TENANT, [item(TENANT, "s", "a").graph_row(None)])
-    await f.graph.upsert_hot(OTHER_TENANT, [item(OTHER_TENANT, "s", "b").graph_row(None)])
+    await f.graph.upsert_hot(TENANT, [graph_memory(item(TENANT, "s", "a"))])
+    await f.graph.upsert_hot(OTHER_TENANT, [graph_memory(item(OTHER_TENANT, "s", "b"))])
     f.graph.faults.plan("demote_idle_warm", Unavailable("neo4j went away"))
     report = await f.memory.maintenance.run_once()
     # tenants are visited in order: the first failed, the second was still visited

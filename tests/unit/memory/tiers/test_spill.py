@@ -11,6 +11,7 @@ import pytest
 
 from graphmem.domain.models import EmbeddingSpace, MemoryItem, Tier
 from graphmem.errors import BadInput, NotFound, Unavailable
+from graphmem.stores.models import GraphMemory
 from tests.support.contracts.common import days_ago, item
 from tests.support.enrich import HashEmbedder
 from tests.support.fakes.graph import FakeGraphStore
@@ -120,11 +121,11 @@ class RefusingGraph(FakeGraphStore):
         self.refused = refused
 
     async def upsert(
-        self, tenant: str, rows: Sequence[dict[str, Any]], space: EmbeddingSpace
+        self, tenant: str, memories: Sequence[GraphMemory], space: EmbeddingSpace
     ) -> list[str]:
-        if any(r["id"] in self.refused for r in rows):
+        if any(m.item.id in self.refused for m in memories):
             raise BadInput("a value the graph cannot hold")
-        return await super().upsert(tenant, rows, space)
+        return await super().upsert(tenant, memories, space)
 
 
 async def test_an_item_the_graph_refuses_is_parked_and_the_others_are_spilled() -> None:

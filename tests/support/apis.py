@@ -27,7 +27,7 @@ async def limited_api(stack: Stack, **limits: Any) -> AsyncIterator[Api]:
             yield Api(client, keys, app)
 
 
-def codes(bodies: list[dict]) -> list[str | None]:
+def codes(bodies: list[dict[str, Any]]) -> list[str | None]:
     return [b["errors"][0]["extensions"]["code"] if b.get("errors") else None for b in bodies]
 
 

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import websockets
+from websockets.typing import Subprotocol
 
 SUBSCRIBE = """subscription($f: EventFilter) { memoryEvents(filter: $f) {
   kind sessionId itemIds data } }"""
@@ -19,7 +20,7 @@ async def subscription(
     port: int, key: str | None, variables: dict[str, Any] | None = None
 ) -> AsyncIterator[websockets.ClientConnection]:
     async with websockets.connect(
-        f"ws://127.0.0.1:{port}/graphql", subprotocols=["graphql-transport-ws"]
+        f"ws://127.0.0.1:{port}/graphql", subprotocols=[Subprotocol("graphql-transport-ws")]
     ) as ws:
         payload = {"Authorization": f"Bearer {key}"} if key else {}
         await ws.send(json.dumps({"type": "connection_init", "payload": payload}))

@@ -17,7 +17,7 @@ import json
 import random
 import re
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -767,10 +767,10 @@ class Generator:
             )
         elif kind == "multiple_operations":
             q = f"query A {ok_query[1:]} query B {ok_query[1:]}"
-            body: dict[str, Any] = {"query": q}
+            operations: dict[str, Any] = {"query": q}
             if rng.random() < 0.5:
-                body["operationName"] = rng.choice(["A", "C"])
-            req.body = dumps(body)
+                operations["operationName"] = rng.choice(["A", "C"])
+            req.body = dumps(operations)
         elif kind == "depth_bomb":
             n = rng.choice([16, 40, 200])
             q = "{ __schema { types { " + "fields { type { " * n + "name" + " } }" * n + " } } }"
@@ -919,9 +919,7 @@ def leak_patterns() -> list[tuple[str, re.Pattern[str]]]:
     stems = sorted({n.split("/")[1] for n in names} | {"fulltext", "vector"})
     schema = build_schema(SCHEMA.read_text())
     operations = sorted(
-        n
-        for root in ("Query", "Mutation")
-        for n in getattr(schema.get_type(root), "fields", {})  # type: ignore[arg-type]
+        n for root in ("Query", "Mutation") for n in getattr(schema.get_type(root), "fields", {})
     )
     return [
         ("traceback", re.compile(r"Traceback")),
@@ -981,7 +979,8 @@ def judge(req: Request, status: int, raw: bytes) -> Outcome:
             if not isinstance(err, dict):
                 problems.append(f"{where}: an error is not an object")
                 continue
-            ext = err.get("extensions") if isinstance(err.get("extensions"), dict) else {}
+            extensions = err.get("extensions")
+            ext = extensions if isinstance(extensions, dict) else {}
             code = ext.get("code")
             codes.append(str(code))
             if code not in CODES:
@@ -1033,7 +1032,7 @@ class Summary:
     total: int = 0
     seconds: float = 0.0
     per_op: Counter[str] = field(default_factory=Counter)
-    per_op_seconds: Counter[str] = field(default_factory=Counter)
+    per_op_seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     per_status: Counter[str] = field(default_factory=Counter)
     per_code: Counter[str] = field(default_factory=Counter)
     per_op_code: dict[str, Counter[str]] = field(default_factory=dict)

@@ -3,6 +3,8 @@ patterns, on plain data."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from graphmem.errors import BadInput
@@ -95,7 +97,7 @@ def test_a_failed_step_then_a_success_gives_a_recovery_and_a_summary() -> None:
 
 
 def test_repeated_failure_and_success_rate_per_signature() -> None:
-    def episode(eid: str, ok: bool, status: str) -> dict:
+    def episode(eid: str, ok: bool, status: str) -> dict[str, Any]:
         return {
             "episode": {"id": eid, "signature": "sig", "success": ok, "outcome": "x"},
             "steps": [{"order": 0, "action": "Parse dates", "status": status}],

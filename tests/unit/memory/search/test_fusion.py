@@ -48,8 +48,8 @@ def test_lucene_query_of_stopwords_only_is_none() -> None:
 
 
 def test_memories_in_a_period_the_query_names_are_found_against_the_latest_date() -> None:
-    def at(*day: int) -> int:
-        return int(datetime(*day, 12, tzinfo=UTC).timestamp())
+    def at(year: int, month: int, day: int) -> int:
+        return int(datetime(year, month, day, 12, tzinfo=UTC).timestamp())
 
     when = {"may": at(2023, 5, 8), "june": at(2023, 6, 20), "oct": at(2023, 10, 13), "new": 0}
     # "in June" is the latest June on or before the newest memory (Oct 2023), not this year's

@@ -68,8 +68,11 @@ def test_a_view_masks_tiers_types_and_users_and_walks_to_neighbouring_turns() ->
         DIM,
     )
     graph_tiers = view.mask(["warm", "cold"])
-    assert [view.id_at(i) for i in np.flatnonzero(graph_tiers)] == ["t1", "t3", "t4", "x"]
-    assert [view.id_at(i) for i in np.flatnonzero(view.mask(["cold"], user_id="u"))] == ["t1", "t4"]
+    assert [view.id_at(int(i)) for i in np.flatnonzero(graph_tiers)] == ["t1", "t3", "t4", "x"]
+    assert [view.id_at(int(i)) for i in np.flatnonzero(view.mask(["cold"], user_id="u"))] == [
+        "t1",
+        "t4",
+    ]
     # t2 is hot: t3's turn before it, within the tiers searched, is t1
     t3 = view.rows_of(["t3"])[0]
     assert t3 is not None
@@ -132,7 +135,7 @@ def test_a_patched_view_finds_rows_users_and_neighbours_like_one_read_whole() ->
     )
     patched = ScopeView.from_rows(before, DIM).patched({"m-22", "n-1", "m-4444"}, changed)
     assert patched.rows_of(["m-22", "m-4444", "nope", "m-1"]) == [None, 3, None, 0]
-    assert [patched.id_at(i) for i in np.flatnonzero(patched.mask(["cold"], user_id="w"))] == [
+    assert [patched.id_at(int(i)) for i in np.flatnonzero(patched.mask(["cold"], user_id="w"))] == [
         "n-1"
     ]
     assert not patched.mask(["cold"], user_id="nobody").any()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from graphmem.memory.tiers.retention import PrunePolicy, select
 NOW = datetime(2026, 1, 31, tzinfo=UTC)
 
 
-def row(i: str, session: str, days_old: int, size: int = 10) -> dict:
+def row(i: str, session: str, days_old: int, size: int = 10) -> dict[str, Any]:
     return {
         "id": i,
         "sessionId": session,

@@ -4,10 +4,11 @@ JSON properties, and items parsed only when read."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import neo4j.time
 
-from graphmem.domain.models import to_datetime
+from graphmem.domain.models import MemoryItem, to_datetime
 from graphmem.stores.neo4j import records
 
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -27,7 +28,7 @@ def test_one_datetime_conversion_for_driver_values_datetimes_and_text() -> None:
 def test_an_entity_row_flattens_its_merged_members() -> None:
     entity = {"key": "PLACE|paris", "name": "Paris", "type": "PLACE", "firstSeen": NEO4J_WHEN}
     mention = {"memoryId": "m1", "content": "in Paris", "surface": "Paris", "via": None}
-    relation = {"type": "LOCATED_IN", "direction": "out", "other": "PLACE|france"}
+    relation: dict[str, Any] = {"type": "LOCATED_IN", "direction": "out", "other": "PLACE|france"}
     relation |= {"otherName": "France", "validFrom": NEO4J_WHEN, "sources": ["m1"]}
     detail = records.entity_detail(
         {
@@ -72,7 +73,7 @@ def test_items_read_beside_neighbours_are_parsed_when_asked_for_and_bad_rows_rea
     }
     calls: list[str] = []
 
-    def parse(r: records.Row) -> object:
+    def parse(r: records.Row) -> MemoryItem:
         calls.append(r["id"])
         return records.memory_item("acme", r)
 

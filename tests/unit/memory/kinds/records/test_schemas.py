@@ -165,7 +165,8 @@ async def test_large_ordinary_records_fit_the_budget() -> None:
             },
         },
     }
-    data = {"xs": list(range(5000)), "rows": [{"id": i, "tag": "ab"[i % 2]} for i in range(1200)]}
+    rows = [{"id": i, "tag": "ab"[i % 2]} for i in range(1200)]
+    data: dict[str, Any] = {"xs": list(range(5000)), "rows": rows}
     assert len(json.dumps(data)) < 64 * 1024
     await record_schemas.validate("big", schema, data)
     data["rows"][-1]["tag"] = "c"
@@ -208,6 +209,7 @@ def test_unique_items_agrees_with_pairwise_equality() -> None:
     from graphmem.memory.kinds.records.validator import unique
 
     rng = random.Random(29)
+    scalars: list[list[Any]] = [[None], [True, False], [0, 1, 2], [0.0, 1.0, 2.5], ["", "a", "1"]]
 
     def value(depth: int) -> Any:
         kind = rng.randrange(7 if depth < 3 else 5)
@@ -215,7 +217,7 @@ def test_unique_items_agrees_with_pairwise_equality() -> None:
             return [value(depth + 1) for _ in range(rng.randrange(3))]
         if kind == 6:
             return {k: value(depth + 1) for k in rng.sample("ab", rng.randrange(3))}
-        return rng.choice([[None], [True, False], [0, 1, 2], [0.0, 1.0, 2.5], ["", "a", "1"]][kind])
+        return rng.choice(scalars[kind])
 
     for _ in range(2000):
         items = [value(0) for _ in range(rng.randrange(1, 5))]

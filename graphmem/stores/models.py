@@ -1,7 +1,7 @@
 """What the stores return: typed rows for entities, tasks and episodes, personas and records.
 
-Field names are the Python spelling of the Cypher keys; ``neo4j/records.py`` is the one
-place that maps one to the other.
+Field names are the Python spelling of the Cypher keys; ``neo4j/records.py`` and
+``neo4j/records_kinds.py`` are the places that map one to the other.
 """
 
 from __future__ import annotations

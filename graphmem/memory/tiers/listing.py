@@ -20,7 +20,7 @@ START: Cursor = (-1, "")
 
 
 def _canonical(value: Any) -> str:
-    # The form the graph keeps metadata in (records.memory_row): sorted keys, no spaces.
+    # The form the graph keeps metadata in (rows.memory_row): sorted keys, no spaces.
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 

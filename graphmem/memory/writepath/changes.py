@@ -9,7 +9,7 @@ search that reads the new version then also finds the write in the graph.
 Call ``written`` for memories added, updated (tier, embedding, sentence vectors) or
 deleted, and ``everything`` when the memories changed are not known one by one. A write
 that sets a memory's ``embedding`` sets ``vectorBytes`` beside it
-(``stores/neo4j/records.py``; ``memory/upsert_batch`` does): views read those bytes, and
+(``stores/neo4j/rows.py``; ``memory/upsert_batch`` does): views read those bytes, and
 fall back to decoding the list of floats, a hundred times slower, where they are
 missing. Without a version store (a service built without one) nothing is cached, and
 these do nothing.

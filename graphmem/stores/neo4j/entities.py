@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.stores.models import AliasRule, EntityDetail, MergeResult, UserEntity
-from graphmem.stores.neo4j import records as parse
+from graphmem.stores.neo4j import records_kinds as parse
 from graphmem.stores.neo4j.session import Neo4jSession
 
 

@@ -18,7 +18,7 @@ from graphmem.stores.models import (
     Transfer,
     TransferOutcome,
 )
-from graphmem.stores.neo4j import records as parse
+from graphmem.stores.neo4j import records_kinds as parse
 from graphmem.stores.neo4j.session import Neo4jSession
 
 

@@ -26,17 +26,8 @@ from graphmem.stores.models import (
 from graphmem.stores.neo4j import record_fields
 from graphmem.stores.neo4j.fulltext import TenantFulltext
 from graphmem.stores.neo4j.library import CypherLibrary
-from graphmem.stores.neo4j.records import (
-    analysis_row,
-    index_states,
-    memory_item,
-    memory_row,
-    pack_vector,
-    parsed,
-    removed,
-    row_ids,
-    vector_row,
-)
+from graphmem.stores.neo4j.records import index_states, memory_item, parsed, removed, row_ids
+from graphmem.stores.neo4j.rows import analysis_row, memory_row, pack_vector, vector_row
 from graphmem.stores.neo4j.scans import Neo4jGraphScans
 from graphmem.stores.neo4j.search import Neo4jGraphSearch
 from graphmem.stores.neo4j.session import Neo4jSession

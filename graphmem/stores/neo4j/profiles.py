@@ -8,7 +8,8 @@ from typing import Any
 from graphmem.settings import PersonaConfig
 from graphmem.stores.models import StoredRecord
 from graphmem.stores.neo4j import record_fields
-from graphmem.stores.neo4j import records as parse
+from graphmem.stores.neo4j import records_kinds as parse
+from graphmem.stores.neo4j.records import when
 from graphmem.stores.neo4j.session import Neo4jSession
 
 
@@ -61,7 +62,7 @@ class Neo4jProfileStore:
                 "now": now,
             },
         )
-        return parse.when(records[0]["createdAt"]) if records else None
+        return when(records[0]["createdAt"]) if records else None
 
     async def records(
         self, tenant: str, schema: str, where: dict[str, Any], limit: int

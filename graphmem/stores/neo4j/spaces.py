@@ -8,7 +8,7 @@ from typing import Any
 
 from graphmem.domain.models import EmbeddingSpace
 from graphmem.stores.models import MemoryVectors
-from graphmem.stores.neo4j.records import vector_row
+from graphmem.stores.neo4j.rows import vector_row
 from graphmem.stores.neo4j.session import Neo4jSession
 
 

@@ -41,12 +41,8 @@ from graphmem.stores.models import (
     TextAnalysis,
     UserRemoved,
 )
-from graphmem.stores.neo4j.records import (
-    analysis_row,
-    memory_item,
-    memory_row,
-    vector_row,
-)
+from graphmem.stores.neo4j.records import memory_item
+from graphmem.stores.neo4j.rows import analysis_row, memory_row, vector_row
 from graphmem.stores.neo4j.search import GRAPH_TIERS, SCOPE_PAGE
 from graphmem.stores.neo4j.search import Neo4jGraphSearch as _Real
 from tests.support.fakes.faults import Faults

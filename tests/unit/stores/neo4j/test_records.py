@@ -9,7 +9,7 @@ from typing import Any
 import neo4j.time
 
 from graphmem.domain.models import MemoryItem, to_datetime
-from graphmem.stores.neo4j import records
+from graphmem.stores.neo4j import records, records_kinds
 
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -30,7 +30,7 @@ def test_an_entity_row_flattens_its_merged_members() -> None:
     mention = {"memoryId": "m1", "content": "in Paris", "surface": "Paris", "via": None}
     relation: dict[str, Any] = {"type": "LOCATED_IN", "direction": "out", "other": "PLACE|france"}
     relation |= {"otherName": "France", "validFrom": NEO4J_WHEN, "sources": ["m1"]}
-    detail = records.entity_detail(
+    detail = records_kinds.entity_detail(
         {
             "entity": entity,
             "mentions": [[mention], [mention | {"memoryId": "m2"}]],
@@ -53,7 +53,7 @@ def test_episode_json_properties_are_decoded_and_steps_ordered() -> None:
         {"id": "s2", "action": "b", "status": "failed", "order": 1},
         {"id": "s1", "action": "a", "status": "succeeded", "order": 0},
     ]
-    parsed = records.episode_steps({"episode": episode, "steps": steps})
+    parsed = records_kinds.episode_steps({"episode": episode, "steps": steps})
     assert parsed.episode.metrics == {"rows": 3} and parsed.episode.mappings == {}
     assert parsed.episode.lessons == []
     assert [s.id for s in parsed.steps] == ["s1", "s2"]

@@ -210,12 +210,12 @@ async def test_a_value_only_the_graph_refuses_is_found_and_parked(
     api: Api, poisoned: tuple[Memory, str, MemoryItem], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without an edge check to name it, the refused item is found by halving the batch."""
-    from graphmem.memory.tiers import spill as spill_module
+    from graphmem.memory.tiers import flush as flush_module
 
     service, tenant, item = poisoned
     for n in range(5):
         await api.data(ADD, {"input": {"sessionId": "poisoned", "content": f"healthy {n}"}})
-    monkeypatch.setattr(spill_module, "stored_problem", lambda _item: None)
+    monkeypatch.setattr(flush_module, "stored_problem", lambda _item: None)
     done = await api.data('mutation { spill(sessionId: "poisoned", count: 10) { spilledIds } }')
     assert len(done["spill"]["spilledIds"]) == 5
     (left,) = await service.hot_tier.items(tenant, "poisoned")

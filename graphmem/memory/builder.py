@@ -38,6 +38,7 @@ from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig, PersonaConfig, Settings
 from graphmem.stores import (
     AdmissionStore,
+    ChangeFeed,
     ConversationStore,
     EnrichmentQueue,
     EntityStore,
@@ -192,7 +193,7 @@ class MemoryBuilder:
         self._parts.cache_bytes, self._parts.cache_scope_limit = max_bytes, scope_limit
         return self
 
-    def with_events(self, events: EventBus | None) -> Self:
+    def with_events(self, events: ChangeFeed | None) -> Self:
         """Publish the change feed (Redis pub/sub) from the built service."""
         self._parts.events = events
         return self

@@ -44,6 +44,7 @@ from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig, PersonaConfig
 from graphmem.stores import (
     AdmissionStore,
+    ChangeFeed,
     ConversationStore,
     EnrichmentQueue,
     EntityStore,
@@ -55,7 +56,7 @@ from graphmem.stores import (
     ScopeVersions,
     WorkingStore,
 )
-from graphmem.stores.redis.events import EventBus, NullBus
+from graphmem.stores.null import NullBus
 
 
 @dataclass
@@ -75,7 +76,7 @@ class Parts:
     rules: MemoryRules = field(default_factory=MemoryRules)
     demotion: DemotionPolicy | None = None
     metrics: Metrics | None = None
-    events: EventBus | None = None
+    events: ChangeFeed | None = None
     admission: AdmissionStore | None = None
     admission_limits: AdmissionLimits = field(default_factory=AdmissionLimits)
     entity_store: EntityStore | None = None
@@ -103,7 +104,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         config = config.merged(session_ttl_seconds=rules.hot_ttl)
     hot.ttl = config.session_ttl_seconds
     metrics = parts.metrics or Metrics()
-    events: EventBus | NullBus = parts.events or NullBus()
+    events: ChangeFeed = parts.events or NullBus()
     queue, versions = parts.queue, parts.versions
     space = EmbeddingSpace.of(embedder)
     entities = (

@@ -40,8 +40,7 @@ from graphmem.memory.writepath.worker import EnrichmentWorker
 from graphmem.memory.writepath.writebehind import WriteBehind
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
-from graphmem.stores import EnrichmentQueue, GraphStore, HotTier, ScopeVersions
-from graphmem.stores.redis.events import EventBus, NullBus
+from graphmem.stores import ChangeFeed, EnrichmentQueue, GraphStore, HotTier, ScopeVersions
 
 log = logging.getLogger("graphmem.memory")
 
@@ -73,7 +72,7 @@ class Memory:
     limits: Limits
     metrics: Metrics
     weights: Weights
-    events: EventBus | NullBus
+    events: ChangeFeed
     entities: EntityMemory | None
     episodes: EpisodicMemory | None
     working: WorkingMemory
@@ -135,8 +134,6 @@ class Memory:
     def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]:
         """The tenant's change feed as it happens (Redis pub/sub, every replica's
         events); UNAVAILABLE for a service built without Redis events."""
-        if not isinstance(self.events, EventBus):
-            raise Unavailable("the change feed needs Redis events (MemoryBuilder.with_events)")
         return self.events.subscribe(tenant)
 
     async def readiness(self) -> dict[str, str]:

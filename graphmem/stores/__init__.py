@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from graphmem.stores.protocols import (
     AdmissionStore,
+    ChangeFeed,
     EnrichmentQueue,
     GraphScans,
     GraphSearch,
@@ -30,6 +31,7 @@ from graphmem.stores.protocols_kinds import (
 
 __all__ = [
     "AdmissionStore",
+    "ChangeFeed",
     "ConversationStore",
     "EnrichmentQueue",
     "EntityStore",

@@ -19,7 +19,14 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
+from graphmem.domain.models import (
+    EmbeddingSpace,
+    EventKind,
+    MemoryItem,
+    MemoryType,
+    Tier,
+    TierCount,
+)
 from graphmem.stores.models import (
     Enriched,
     EnrichmentJob,
@@ -319,3 +326,11 @@ class AdmissionStore(Protocol):
     async def set_usage(self, tenant: str, memories: int, size: int) -> None: ...
     async def hold_pad(self, tenant: str, pad: str, owner: str, now_ms: int, ttl: int) -> None: ...
     async def pads_usage(self, tenant: str, now_ms: int) -> tuple[int, int]: ...
+
+
+class ChangeFeed(Protocol):
+    """Where capabilities announce what changed, per tenant, to every replica's
+    subscribers (Redis pub/sub in ``redis/events.py``; ``null.NullBus`` without one)."""
+
+    async def publish(self, tenant: str, kind: EventKind, **data: Any) -> None: ...
+    def subscribe(self, tenant: str) -> AsyncIterator[dict[str, Any]]: ...

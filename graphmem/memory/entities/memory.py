@@ -18,12 +18,12 @@ from enum import StrEnum
 from typing import Any
 
 from graphmem.cputime import in_thread
-from graphmem.domain.models import MemoryItem, utcnow
+from graphmem.domain.models import EventKind, MemoryItem, utcnow
 from graphmem.enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
 from graphmem.errors import BadInput, NotFound
-from graphmem.stores import EntityStore
+from graphmem.stores import ChangeFeed, EntityStore
 from graphmem.stores.models import AliasRule, EntityDetail, UserEntity
-from graphmem.stores.redis.events import EventBus, EventKind, NullBus
+from graphmem.stores.null import NullBus
 
 
 class EntityType(StrEnum):
@@ -105,14 +105,14 @@ class EntityMemory:
         extractor: EntityExtractor,
         functional: frozenset[str] = FUNCTIONAL_RELATIONS,
         aliases: dict[str, str] | None = None,
-        events: EventBus | NullBus | None = None,
+        events: ChangeFeed | None = None,
     ) -> None:
         self.store = store
         self.extractor = extractor
         self.functional = functional
         self.aliases = dict(aliases or {})  # configured, for every tenant
         #: the change feed
-        self.events: EventBus | NullBus = events or NullBus()
+        self.events: ChangeFeed = events or NullBus()
 
     async def ingest(self, tenant: str, items: Sequence[MemoryItem]) -> int:
         """Extract entities and relations from spilled memories and write them; returns the

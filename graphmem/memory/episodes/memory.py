@@ -31,9 +31,8 @@ from graphmem.memory.episodes.patterns import (
 )
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
-from graphmem.stores import EpisodeStore
+from graphmem.stores import ChangeFeed, EpisodeStore
 from graphmem.stores.models import Episode, EpisodeSteps, Reflection, ScoredEpisode
-from graphmem.stores.redis.events import EventBus, NullBus
 
 if TYPE_CHECKING:
     from graphmem.memory.writepath.spaces import TenantSpaces
@@ -49,7 +48,7 @@ class EpisodicMemory(TaskExports):
         embedder: Embedder,
         stale_filter: StaleFilter | None = None,
         *,
-        events: EventBus | NullBus | None = None,
+        events: ChangeFeed | None = None,
         working: WorkingMemory | None = None,
         quota: Quota = UNLIMITED,
         spaces: TenantSpaces | None = None,

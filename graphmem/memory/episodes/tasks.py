@@ -10,15 +10,15 @@ import uuid
 from typing import Any
 
 from graphmem.cputime import in_thread
-from graphmem.domain.models import utcnow
+from graphmem.domain.models import EventKind, utcnow
 from graphmem.enrich.embed import Embedder
 from graphmem.errors import BadInput, Forbidden, NotFound
 from graphmem.memory.episodes.patterns import StepStatus
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
-from graphmem.stores import EpisodeStore
+from graphmem.stores import ChangeFeed, EpisodeStore
 from graphmem.stores.models import Step, Task, TaskDetail, Transfer
-from graphmem.stores.redis.events import EventBus, EventKind, NullBus
+from graphmem.stores.null import NullBus
 
 
 class TaskMemory:
@@ -29,14 +29,14 @@ class TaskMemory:
         store: EpisodeStore,
         embedder: Embedder,
         *,
-        events: EventBus | NullBus | None = None,
+        events: ChangeFeed | None = None,
         working: WorkingMemory | None = None,
         quota: Quota = UNLIMITED,
     ) -> None:
         self.store = store
         self.embedder = embedder
         #: the change feed and the tasks' working memory
-        self.events: EventBus | NullBus = events or NullBus()
+        self.events: ChangeFeed = events or NullBus()
         self.working = working
         #: tasks, steps, hand-overs, episodes and reflections are items of the quota
         self.quota = quota

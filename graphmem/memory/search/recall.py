@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from graphmem.domain.models import MemoryItem, RecallResult, ScoredMemory, Tier, utcnow
+from graphmem.domain.models import EventKind, MemoryItem, RecallResult, ScoredMemory, Tier, utcnow
 from graphmem.memory.inputs import RecallQuery
 from graphmem.memory.search.ranking import Ranker
 from graphmem.memory.tiers.promotion import Promotion
@@ -16,8 +16,7 @@ from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.memory.writepath.enrichment import Enrichment
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
-from graphmem.stores import GraphStore, HotTier
-from graphmem.stores.redis.events import EventBus, EventKind, NullBus
+from graphmem.stores import ChangeFeed, GraphStore, HotTier
 
 
 class Recall:
@@ -30,7 +29,7 @@ class Recall:
         enrichment: Enrichment,
         promotion: Promotion,
         metrics: Metrics,
-        events: EventBus | NullBus,
+        events: ChangeFeed,
         changes: ScopeChanges | None = None,
     ) -> None:
         self.ranker = ranker

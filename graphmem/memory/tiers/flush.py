@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
-from graphmem.domain.models import EmbeddingSpace, MemoryItem, SpillResult, Tier
+from graphmem.domain.models import EmbeddingSpace, EventKind, MemoryItem, SpillResult, Tier
 from graphmem.errors import BadInput, Unavailable
 from graphmem.memory.inputs import stored_problem
 from graphmem.memory.writepath.analysis import graph_memory
@@ -24,9 +24,8 @@ from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.memory.writepath.enrichment import Enrichment, discard
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
-from graphmem.stores import GraphStore, HotTier
+from graphmem.stores import ChangeFeed, GraphStore, HotTier
 from graphmem.stores.models import GraphMemory
-from graphmem.stores.redis.events import EventBus, EventKind, NullBus
 
 log = logging.getLogger("graphmem.memory")
 T = TypeVar("T")
@@ -62,7 +61,7 @@ class Flusher:
         graph: GraphStore,
         enrichment: Enrichment,
         metrics: Metrics,
-        events: EventBus | NullBus,
+        events: ChangeFeed,
         changes: ScopeChanges | None = None,
     ) -> None:
         self.hot = hot

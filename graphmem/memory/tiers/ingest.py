@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from graphmem.domain.models import EmbeddingSpace, MemoryItem, Tier, content_hash, utcnow
+from graphmem.domain.models import EmbeddingSpace, EventKind, MemoryItem, Tier, content_hash, utcnow
 from graphmem.enrich.tokens import TokenCounter
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.memory.inputs import AddMemory, Inputs
@@ -25,8 +25,7 @@ from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.memory.writepath.enrichment import Enrichment
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
-from graphmem.stores import EnrichmentQueue, GraphStore, HotTier
-from graphmem.stores.redis.events import EventBus, EventKind, NullBus
+from graphmem.stores import ChangeFeed, EnrichmentQueue, GraphStore, HotTier
 
 log = logging.getLogger("graphmem.memory")
 
@@ -45,7 +44,7 @@ class Ingest:
         space: EmbeddingSpace,
         rules: MemoryRules,
         metrics: Metrics,
-        events: EventBus | NullBus,
+        events: ChangeFeed,
         admission: Admission,
         queue: EnrichmentQueue | None = None,
     ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphmem.domain.models import MemoryItem, Tier, utcnow
+from graphmem.domain.models import EventKind, MemoryItem, Tier, utcnow
 from graphmem.errors import NotFound
 from graphmem.memory.inputs import Inputs
 from graphmem.memory.policy import MemoryRules
@@ -13,8 +13,7 @@ from graphmem.memory.tiers.spill import Spiller
 from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
-from graphmem.stores import GraphStore, HotTier
-from graphmem.stores.redis.events import EventBus, EventKind, NullBus
+from graphmem.stores import ChangeFeed, GraphStore, HotTier
 
 
 class Promotion:
@@ -26,7 +25,7 @@ class Promotion:
         spiller: Spiller,
         rules: MemoryRules,
         metrics: Metrics,
-        events: EventBus | NullBus,
+        events: ChangeFeed,
         changes: ScopeChanges | None = None,
     ) -> None:
         self.hot = hot

@@ -7,15 +7,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from graphmem.domain.models import utcnow
+from graphmem.domain.models import EventKind, utcnow
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.inputs import Inputs, bad_input
 from graphmem.memory.tiers.retention import PrunePolicy
 from graphmem.memory.tiers.retention import select as retention_select
 from graphmem.memory.tiers.sessions import Sessions
 from graphmem.memory.writepath.changes import ScopeChanges
-from graphmem.stores import GraphStore, HotTier
-from graphmem.stores.redis.events import EventBus, EventKind, NullBus
+from graphmem.stores import ChangeFeed, GraphStore, HotTier
 
 
 class Removal:
@@ -24,7 +23,7 @@ class Removal:
         hot: HotTier,
         graph: GraphStore,
         sessions: Sessions,
-        events: EventBus | NullBus,
+        events: ChangeFeed,
         changes: ScopeChanges | None = None,
         entities: EntityMemory | None = None,
     ) -> None:

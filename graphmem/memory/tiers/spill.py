@@ -24,8 +24,7 @@ from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.memory.writepath.enrichment import Enrichment
 from graphmem.metrics import Metrics
 from graphmem.settings import MemoryConfig
-from graphmem.stores import GraphStore, HotTier
-from graphmem.stores.redis.events import EventBus, NullBus
+from graphmem.stores import ChangeFeed, GraphStore, HotTier
 
 log = logging.getLogger("graphmem.memory")
 
@@ -64,7 +63,7 @@ class Spiller(Flusher):
         sessions: Sessions,
         enrichment: Enrichment,
         metrics: Metrics,
-        events: EventBus | NullBus,
+        events: ChangeFeed,
         changes: ScopeChanges | None = None,
     ) -> None:
         super().__init__(hot, graph, enrichment, metrics, events, changes)

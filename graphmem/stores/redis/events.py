@@ -74,10 +74,3 @@ class EventBus:
         finally:
             await pubsub.sunsubscribe(channel(tenant))
             await pubsub.aclose()  # type: ignore[no-untyped-call]
-
-
-class NullBus:
-    """For services built without Redis events (notebooks, tests of pure logic)."""
-
-    async def publish(self, tenant: str, kind: EventKind, **data: Any) -> None:
-        return None

@@ -183,6 +183,19 @@ def capabilities_reaching_up(tree: Tree) -> list[str]:
     return problems
 
 
+def capabilities_on_concrete_stores(tree: Tree) -> list[str]:
+    """Capabilities (and the facade) reach stores through their protocols only: the
+    builder alone picks Redis or Neo4j, so a capability runs over the in-memory fakes."""
+    return [
+        str(i)
+        for module in [*capabilities(tree), FACADE, ROUTER]
+        if module in tree.files
+        for i in tree.imports(module)
+        if i.target is not None
+        and (under(i.target, "graphmem.stores.redis") or under(i.target, "graphmem.stores.neo4j"))
+    ]
+
+
 def domain_leaks(tree: Tree) -> list[str]:
     return [
         str(i)
@@ -234,6 +247,7 @@ def store_leaks(tree: Tree) -> list[str]:
 CHECKS = {
     "import_cycles": import_cycles,
     "capabilities_reaching_up": capabilities_reaching_up,
+    "capabilities_on_concrete_stores": capabilities_on_concrete_stores,
     "domain_leaks": domain_leaks,
     "api_leaks": api_leaks,
     "store_leaks": store_leaks,
@@ -258,6 +272,27 @@ def test_no_capability_reaches_the_facade_the_builder_or_the_router() -> None:
     """Directly or through another module (a package ``__init__`` that re-exports them)."""
     problems = capabilities_reaching_up(graphmem())
     assert not problems, "\n".join(problems)
+
+
+def test_no_capability_imports_a_concrete_store() -> None:
+    assert capabilities_on_concrete_stores(graphmem()) == []
+
+
+def test_a_capability_may_not_import_redis_or_neo4j_stores(tmp_path: Path) -> None:
+    tree = package(
+        tmp_path,
+        LAYERED
+        | {
+            "memory/tiers/ingest.py": "from graphmem.stores.redis.events import EventBus\n",
+            "memory/facade.py": "def f():\n    from graphmem.stores.neo4j import graph\n",
+            "stores/neo4j/graph.py": "",
+            "memory/builder.py": "from graphmem.stores.redis.events import EventBus\n",
+        },
+    )
+    assert capabilities_on_concrete_stores(tree) == [
+        "graphmem.memory.tiers.ingest:1 imports graphmem.stores.redis.events",
+        "graphmem.memory.facade:2 imports graphmem.stores.neo4j.graph",
+    ]
 
 
 def test_the_domain_imports_only_the_errors() -> None:
@@ -298,7 +333,8 @@ LAYERED = {
     "memory/builder.py": "from graphmem.memory.compose import compose\n",
     "memory/compose.py": "from graphmem.memory.facade import Memory\n",
     "memory/kinds/router.py": "from graphmem.memory.tiers.ingest import Ingest\n",
-    "memory/tiers/ingest.py": "import graphmem.stores.redis.events\n",
+    "memory/tiers/ingest.py": "import graphmem.stores.protocols\n",
+    "stores/protocols.py": "",
     "api/app.py": "from graphmem.memory.builder import MemoryBuilder\nQ = 'the MATCH of the day'\n",
 }
 

@@ -84,10 +84,9 @@ def onnx_session(
     # onnxruntime's intra-op threads spin (busy-wait) between operators by default.
     # The embedder never has the cores to itself: the worker runs spaCy beside it, and
     # the API, Redis and Neo4j share the machine. There a spinning thread burns the
-    # core the others need and a descheduled one stalls every operator. On the shared
-    # 2-core machine (load average 4-5) the embedder ran 82 turns/s without spinning
-    # against 62 with it (bench/embedders.py). Alone on idle cores spinning was about
-    # 15% faster, hence the option.
+    # core the others need and a descheduled one stalls every operator: on two busy
+    # cores the embedder runs faster without spinning, alone on idle cores faster with
+    # it (bench/embedders.py measures both), hence the option.
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     # "basic" (constant folding, redundant nodes removed), not onnxruntime's default
     # "all": the fusions and layout passes above it made this graph slower, by about

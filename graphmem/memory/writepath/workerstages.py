@@ -56,8 +56,8 @@ class EnrichmentStages(JobClaims):
         super().__init__(queue, name)
         self.writer = writer
         self.processed = 0
-        # Per character, measured on this machine: 20 KB take about 0.13 s to embed (the
-        # embedder reads 16 sentences at most) and 1.5 to 2 s of NER.
+        # Per character, as measured on a 2-core x86 server: 20 KB take about 0.13 s to
+        # embed (the embedder reads 16 sentences at most) and 1.5 to 2 s of NER.
         self.embed_cost = CostRate(1e-5, cap_chars=MAX_SENTENCES * 1000)
         self.read_cost = CostRate(1e-4)
 

@@ -27,6 +27,7 @@ from redis.asyncio import Redis
 from starlette.applications import Starlette
 
 from graphmem.api.http.app import create_app
+from graphmem.api.http.limits import FairTurns
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.settings import Settings
@@ -210,7 +211,7 @@ async def running(app: Starlette) -> AsyncIterator[Starlette]:
 
 
 @pytest.fixture
-async def api(stack: Stack) -> AsyncIterator[Api]:
+async def api(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Api]:
     tenants = [new_tenant(), new_tenant()]
     keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
     settings = stack.settings(api_keys={k: t for t, k in keys.items()})
@@ -219,8 +220,11 @@ async def api(stack: Stack) -> AsyncIterator[Api]:
         # session's items before it writes them without, leaving entities to the jobs. The
         # worker shares database 0's queue with every earlier test's leftovers and, in CI,
         # the machine with the second lane: tests that read entities right after a spill
-        # give it longer (test_visibility covers the short wait itself).
+        # give it longer (test_visibility covers the short wait itself). A request's waits
+        # share one allowance (waits.py, FairTurns.wait_allowance, 1 s), which caps this one
+        # too: it is raised with it.
         app.state.service.spills.enrich_wait_seconds = 30.0
+        monkeypatch.setattr(FairTurns, "wait_allowance", 30.0)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
             yield Api(client, keys, app)

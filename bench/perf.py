@@ -39,7 +39,7 @@ import httpx
 from tqdm import tqdm
 
 from bench.lib import corpus
-from bench.lib.loadgen import LoopbackClient, free_port
+from bench.lib.loadgen import LoopbackClient, free_port, refused_for_now, retry_after_ms
 from bench.lib.locomo import LOCOMO, texts_and_questions, turns
 from bench.lib.measures import extractor_throughput, timed_spill, write_to_read
 from bench.lib.report import RESULTS, run_info, save_json, update_section
@@ -173,10 +173,10 @@ def retry_after(status: int, body: bytes) -> float | None:
     if status != 429:
         return None
     try:
-        errors = json.loads(body).get("errors") or [{}]
-        return float(errors[0]["extensions"]["retryAfterMs"]) / 1000
-    except (ValueError, KeyError, TypeError, AttributeError):
+        answer = json.loads(body)
+    except ValueError:
         return None
+    return retry_after_ms(answer) / 1000 if refused_for_now(answer) else None
 
 
 class StageClock:

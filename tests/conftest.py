@@ -211,7 +211,9 @@ async def running(app: Starlette) -> AsyncIterator[Starlette]:
 
 
 @pytest.fixture
-async def api(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Api]:
+async def api(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> AsyncIterator[Api]:
     tenants = [new_tenant(), new_tenant()]
     keys = {t: f"key-{uuid.uuid4().hex}" for t in tenants}
     settings = stack.settings(api_keys={k: t for t, k in keys.items()})
@@ -222,9 +224,11 @@ async def api(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Ap
         # the machine with the second lane: tests that read entities right after a spill
         # give it longer (test_visibility covers the short wait itself). A request's waits
         # share one allowance (waits.py, FairTurns.wait_allowance, 1 s), which caps this one
-        # too: it is raised with it.
-        app.state.service.spills.enrich_wait_seconds = 30.0
-        monkeypatch.setattr(FairTurns, "wait_allowance", 30.0)
+        # too: it is raised with it. Tests that time the server's answers (the fuzz test's
+        # 20 s per request) keep its own bounds: @pytest.mark.production_waits.
+        if request.node.get_closest_marker("production_waits") is None:
+            app.state.service.spills.enrich_wait_seconds = 30.0
+            monkeypatch.setattr(FairTurns, "wait_allowance", 30.0)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://graphmem") as client:
             yield Api(client, keys, app)

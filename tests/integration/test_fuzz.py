@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.conftest import Api
 from tests.support.fuzzgen import Generator, format_failures, run
 
@@ -20,6 +22,7 @@ COUNT = 2_000
 BASE = "http://127.0.0.1:8000"
 
 
+@pytest.mark.production_waits  # each request must answer within the run's 20 s
 async def test_fuzz_every_operation(api: Api) -> None:
     gen = Generator(SEED)
     tenants = list(api.keys)

@@ -206,6 +206,9 @@ class Settings(BaseSettings):
     fair_slots: int = Field(8, ge=1)
     fair_tenant_slots: int = Field(2, ge=1)
     fair_light_slots: int = Field(4, ge=1)
+    #: a request body at least this large (a document) runs alone among its tenant's
+    #: operations while other tenants are active
+    fair_solo_bytes: int = Field(4096, ge=1)
     fair_capacity: float = Field(0.65, gt=0)
     fair_max_wait_seconds: float = Field(1.0, gt=0, le=30)
     fair_max_queued: int = Field(64, ge=1)

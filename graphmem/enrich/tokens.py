@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -57,9 +59,25 @@ INLINE_CHARS = 2000
 COUNT_THREADS = 2
 
 
+#: how much nicer than the process the counting threads run: long texts are bulk work,
+#: and a core they hold is one the event loop, a search's query embedding and the
+#: stores cannot have
+COUNT_NICE = 10
+
+
+def _lower_priority() -> None:
+    # On Linux a nice value set for a thread id holds for that thread alone.
+    with contextlib.suppress(OSError, AttributeError):
+        thread = threading.get_native_id()
+        now = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, now + COUNT_NICE))
+
+
 @lru_cache(maxsize=1)
 def _count_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(COUNT_THREADS, thread_name_prefix="token-count")
+    return ThreadPoolExecutor(
+        COUNT_THREADS, thread_name_prefix="token-count", initializer=_lower_priority
+    )
 
 
 class TokenCounter:

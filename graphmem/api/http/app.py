@@ -207,6 +207,7 @@ def create_app(
             slots=settings.fair_slots,
             tenant_slots=settings.fair_tenant_slots,
             light_slots=settings.fair_light_slots,
+            solo_bytes=settings.fair_solo_bytes,
             capacity=settings.fair_capacity,
             max_wait=settings.fair_max_wait_seconds,
             max_queued=settings.fair_max_queued,

@@ -20,6 +20,10 @@ Here every operation takes a *turn* before it runs:
   tenant is never charged for another's work), plus ``overhead`` per operation for
   what runs before its key is known (HTTP parsing). It is refilled at the tenant's
   rate, and its debt is capped at what the tenant repays in half of ``max_wait``;
+- an operation that brings a large body (``solo_bytes``: a document, not a message)
+  runs only while none of its tenant's others do: most of what it costs comes after it
+  answers (the enrichment worker's, Neo4j's) and is charged when it is stored, so large
+  ones started side by side on a full balance would all start before the first charge;
 - a tenant alone is not slowed: it may use every slot (its balance still counts, so a
   tenant that had the process to itself yields at once when another arrives);
 - a tenant whose operation cannot start waits in its own queue (waiting costs no CPU),
@@ -62,6 +66,8 @@ class ShareLimits:
     burst: float = 0.2
     #: seconds charged per operation for what runs before its turn (HTTP, key, body)
     overhead: float = 0.0005
+    #: a body at least this large runs only while none of its tenant's others run
+    solo_bytes: int = 4096
 
 
 @dataclass
@@ -70,7 +76,13 @@ class _Tenant:
     stamp: float
     seen: float
     running: int = 0
-    waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
+    waiting: deque[_Waiter] = field(default_factory=deque)
+
+
+@dataclass
+class _Waiter:
+    future: asyncio.Future[None]
+    solo: bool
 
 
 class FairShare:
@@ -91,11 +103,13 @@ class FairShare:
             yield
 
     @asynccontextmanager
-    async def turn(self, tenant: str) -> AsyncIterator[None]:
+    async def turn(self, tenant: str, size: int = 0) -> AsyncIterator[None]:
+        """A turn for an operation of ``tenant`` whose request body is ``size`` bytes."""
         now = self.clock()
         state = self._tenant(tenant, now)
-        if state.waiting or not self._may_start(state, now):
-            await self._wait(state, now)
+        solo = size >= self.limits.solo_bytes
+        if state.waiting or not self._may_start(state, now, solo):
+            await self._wait(state, now, solo)
         else:
             self._start(state)
         try:
@@ -150,16 +164,18 @@ class FairShare:
             state.balance = min(self.limits.burst, state.balance + elapsed * self._rate(active))
             state.stamp = now
 
-    def _may_start(self, state: _Tenant, now: float) -> bool:
+    def _may_start(self, state: _Tenant, now: float, solo: bool) -> bool:
         if self.running >= self.limits.slots:
             return False
         active = self._active = self.active(now)
         if active <= 1:
             return True
         self._refill(state, now, active)
-        return state.running < self._slots(state) and state.balance > 0
+        return state.running < self._slots(state, solo) and state.balance > 0
 
-    def _slots(self, state: _Tenant) -> int:
+    def _slots(self, state: _Tenant, solo: bool = False) -> int:
+        if solo:
+            return 1
         light = state.balance >= self.limits.burst / 2
         return max(self.limits.tenant_slots, self.limits.light_slots if light else 0)
 
@@ -178,11 +194,12 @@ class FairShare:
 
     # -- waiting ----------------------------------------------------------------------
 
-    async def _wait(self, state: _Tenant, now: float) -> None:
+    async def _wait(self, state: _Tenant, now: float, solo: bool) -> None:
         if len(state.waiting) >= self.limits.max_queued:
             raise self._refusal(state, now, "operations already wait")
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        state.waiting.append(waiter)
+        entry = _Waiter(waiter, solo)
+        state.waiting.append(entry)
         self._dispatch()
         try:
             async with asyncio.timeout(self.limits.max_wait):
@@ -190,7 +207,7 @@ class FairShare:
         except TimeoutError:
             if not waiter.done():
                 waiter.cancel()
-                state.waiting.remove(waiter)
+                state.waiting.remove(entry)
                 raise self._refusal(state, self.clock(), "the wait for a turn ran out") from None
         except asyncio.CancelledError:
             # The request went away: give back a turn granted in the meantime.
@@ -198,8 +215,8 @@ class FairShare:
                 self._finish(state)
             else:
                 waiter.cancel()
-                if waiter in state.waiting:
-                    state.waiting.remove(waiter)
+                if entry in state.waiting:
+                    state.waiting.remove(entry)
             raise
 
     def _refusal(self, state: _Tenant, now: float, why: str) -> RateLimited:
@@ -219,27 +236,30 @@ class FairShare:
         while self.running < self.limits.slots:
             best: _Tenant | None = None
             for state in self._tenants.values():
-                while state.waiting and state.waiting[0].done():
+                while state.waiting and state.waiting[0].future.done():
                     state.waiting.popleft()
                 if not state.waiting:
                     continue
                 if active > 1:
                     self._refill(state, now, active)
-                    if state.running >= self._slots(state) or state.balance <= 0:
+                    solo = state.waiting[0].solo
+                    if state.running >= self._slots(state, solo) or state.balance <= 0:
                         continue
                 if best is None or state.balance > best.balance:
                     best = state
             if best is None:
                 break
             self._start(best)
-            best.waiting.popleft().set_result(None)
+            best.waiting.popleft().future.set_result(None)
         self._wake_later(now, active)
 
     def _wake_later(self, now: float, active: int) -> None:
         due = [
             -state.balance / self._rate(active)
             for state in self._tenants.values()
-            if state.waiting and state.balance <= 0 and state.running < self._slots(state)
+            if state.waiting
+            and state.balance <= 0
+            and state.running < self._slots(state, state.waiting[0].solo)
         ]
         if not due or self.running >= self.limits.slots:
             return

@@ -221,7 +221,7 @@ class FairTurns:
         entered = False
         arrived = time.monotonic()
         try:
-            async with self.share.turn(tenant):
+            async with self.share.turn(tenant, len(scope.get(BODY_SCOPE_KEY, b""))):
                 service = getattr(scope["app"].state, "service", None)
                 if service is not None:
                     await service.admission.request(tenant)

@@ -44,3 +44,22 @@ async def test_long_texts_are_counted_while_the_loop_serves_others() -> None:
 def test_short_batches_are_counted_in_place() -> None:
     counter = TokenCounter()
     assert asyncio.run(counter.count_on_loop(["hello world", ""])) == [2, 1]
+
+
+async def test_long_texts_are_counted_in_threads_below_the_loops_priority() -> None:
+    """The counting threads yield a busy core to the event loop and the stores: on Linux
+    a thread's nice value is its own, so the loop's thread keeps the process's."""
+    import os
+    import threading
+
+    from graphmem.enrich.tokens import COUNT_NICE, INLINE_CHARS, _count_pool
+
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    loop_nice = nice()
+    counted = await TokenCounter().count_on_loop(["word " * INLINE_CHARS])
+    assert counted == [INLINE_CHARS]
+    in_pool = _count_pool().submit(nice).result()
+    assert in_pool == min(19, loop_nice + COUNT_NICE)
+    assert nice() == loop_nice

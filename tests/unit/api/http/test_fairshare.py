@@ -28,8 +28,8 @@ class Clock:
 class Holder:
     """Holds a tenant's turn until released, as a request does: metered."""
 
-    def __init__(self, share: FairShare, tenant: str) -> None:
-        self.share, self.tenant = share, tenant
+    def __init__(self, share: FairShare, tenant: str, size: int = 0) -> None:
+        self.share, self.tenant, self.size = share, tenant, size
         self.granted = asyncio.Event()
         self.release = asyncio.Event()
         self.error: BaseException | None = None
@@ -39,7 +39,7 @@ class Holder:
     async def _run(self) -> None:
         with self.share.metered(self.tenant):
             try:
-                async with self.share.turn(self.tenant):
+                async with self.share.turn(self.tenant, self.size):
                     self.granted.set()
                     await self.release.wait()
                     charge(self.spend)  # CPU time the operation took
@@ -113,6 +113,35 @@ async def test_while_others_are_active_a_tenant_runs_at_most_its_slots() -> None
         await settle()
         assert sum(h.granted.is_set() for h in heavy) == 2
         assert sum(h.granted.is_set() for h in light) == 3  # with the one c already runs
+
+
+async def test_large_bodies_run_one_at_a_time_while_others_are_active() -> None:
+    """A tenant with its credit whole starts four small operations at once, but its large
+    ones (documents: most of their cost is charged once they are stored) one at a time,
+    and its small ones queue behind a large one; alone, it is not held back."""
+    clock = Clock()
+    limits = ShareLimits(slots=8, tenant_slots=2, light_slots=4, max_wait=5, solo_bytes=4096)
+    share = FairShare(limits, clock)
+    alone = [Holder(share, "b", size=80_000) for _ in range(3)]
+    async with holders(*alone):
+        await settle()
+        assert all(h.granted.is_set() for h in alone)
+    clock.now += 10  # b's turns above are out of the active window
+    other = Holder(share, "c")
+    await settle()
+    large = [Holder(share, "b", size=80_000) for _ in range(3)]
+    small = Holder(share, "b", size=100)
+    async with holders(other, *large, small):
+        await settle()
+        assert [h.granted.is_set() for h in large] == [True, False, False]
+        assert not small.granted.is_set()
+        await large[0].done()
+        await settle()
+        assert [h.granted.is_set() for h in large] == [True, True, False]
+        await large[1].done()
+        await large[2].done()
+        await settle()
+        assert small.granted.is_set() and small.error is None
 
 
 async def test_a_tenant_in_debt_waits_for_its_share_then_runs() -> None:

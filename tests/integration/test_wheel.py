@@ -26,9 +26,9 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float) -> str:
     done = subprocess.run(
         cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
     )
-    assert done.returncode == 0, f"{' '.join(cmd)} exited {done.returncode}:\n" + (
-        done.stdout + done.stderr
-    )[-4000:]
+    assert done.returncode == 0, (
+        f"{' '.join(cmd)} exited {done.returncode}:\n" + (done.stdout + done.stderr)[-4000:]
+    )
     return done.stdout
 
 
@@ -127,7 +127,7 @@ def test_the_wheel_installs_starts_its_stack_serves_and_answers(
         memory_id = added["addMemory"]["id"]  # type: ignore[index]
         gql("mutation($s: ID!) { spill(sessionId: $s) { spilledCount } }", {"s": "wheel-smoke"})
         found = gql(
-            "query($q: String!) { search(query: $q, sessionId: \"wheel-smoke\", limit: 3)"
+            'query($q: String!) { search(query: $q, sessionId: "wheel-smoke", limit: 3)'
             " { item { id content } } }",
             {"q": "who feeds the seabirds in the morning"},
         )

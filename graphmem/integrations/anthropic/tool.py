@@ -1,0 +1,279 @@
+"""Claude's memory tool (``memory_20250818``) over graphmem: ``AsyncGraphmemMemoryTool``
+and the synchronous ``GraphmemMemoryTool``, backends of the SDK's abstract memory tools.
+
+The SDK parses the model's input without validating it, so every argument is checked
+here; refusals are ``ToolError`` (the runner answers the model with ``is_error``), as are
+graphmem's BAD_INPUT, NOT_FOUND, QUOTA_EXCEEDED and RATE_LIMITED answers. Files live in
+one graphmem session (and user) chosen by the caller: ``store.py`` says how.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any, TypeVar
+
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaCacheControlEphemeralParam,
+    BetaMemoryTool20250818Command,
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from graphmem.client import (
+    AsyncGraphmem,
+    BadInput,
+    GraphmemError,
+    NotFound,
+    QuotaExceeded,
+    RateLimited,
+)
+from graphmem.integrations.anthropic import files
+from graphmem.integrations.anthropic.paths import ROOT, ancestors, canonical, under
+from graphmem.integrations.anthropic.store import FileStore, text_of
+
+#: graphmem's content limit (its default); a file is one memory
+MAX_FILE_CHARS = 20_000
+#: ``addMemories`` takes 500 memories: a directory rename is one call
+MAX_RENAME_FILES = 500
+COMMANDS = {"view", "create", "str_replace", "insert", "delete", "rename"}
+_ID = re.compile(r"[A-Za-z0-9_.@-]{1,128}")
+T = TypeVar("T")
+
+
+def _arg(command: object, name: str, kind: type[T]) -> T:
+    value = getattr(command, name, None)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ToolError(f"`{name}` must be a {kind.__name__}")
+    return value
+
+
+class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
+    """The memory tool's files in graphmem session ``session_id`` of the key's tenant
+    (with ``user_id``, owned by that user: recall and export by user find them).
+
+    ``max_file_chars`` bounds a file (graphmem's content limit at most)."""
+
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        *,
+        session_id: str = "memories",
+        user_id: str | None = None,
+        memory_type: str = "FACT",
+        max_file_chars: int = MAX_FILE_CHARS,
+        timeout: float = 60.0,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        for name, value in (("session_id", session_id), ("user_id", user_id)):
+            if value is not None and not _ID.fullmatch(value):
+                raise ValueError(f"{name} must be 1-128 characters of A-Z a-z 0-9 _ . @ -")
+        self.max_file_chars = max_file_chars
+        self.client = AsyncGraphmem(url, key, timeout=timeout)
+        self.files = FileStore(self.client, session_id, user_id, memory_type)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def __aenter__(self) -> AsyncGraphmemMemoryTool:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def execute(self, command: BetaMemoryTool20250818Command) -> str:
+        if getattr(command, "command", None) not in COMMANDS:
+            raise ToolError(f"Unknown command: {str(getattr(command, 'command', None))[:50]}")
+        try:
+            result = await super().execute(command)
+        except (BadInput, NotFound, QuotaExceeded, RateLimited) as exc:
+            raise ToolError(str(exc)) from exc
+        assert isinstance(result, str)
+        return result
+
+    # --- helpers ------------------------------------------------------------------------
+    def _text(self, text: str, path: str) -> str:
+        if len(text) > self.max_file_chars:
+            raise ToolError(
+                f"File {path} would be {len(text)} characters; at most "
+                f"{self.max_file_chars} fit in one memory."
+            )
+        if "\x00" in text:
+            raise ToolError("File content must not contain NUL characters")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ToolError("File content must be valid Unicode") from exc
+        return text
+
+    async def _file(self, path: str) -> tuple[str, list[Any]]:
+        """A file's text and its copies; ``ToolError`` for a directory or nothing."""
+        copies = [] if path == ROOT else await self.files.copies(path)
+        if copies:
+            return text_of(copies[-1]), copies
+        if path == ROOT or any(under(p, path) for p in await self.files.files()):
+            raise ToolError(f"The path {path} is not a file.")
+        raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+
+    # --- commands -----------------------------------------------------------------------
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        path = canonical(getattr(command, "path", None))
+        copies = [] if path == ROOT else await self.files.copies(path)
+        if copies:
+            return files.view_file(path, text_of(copies[-1]), getattr(command, "view_range", None))
+        sizes = {p: files.size_of(text_of(c[-1])) for p, c in (await self.files.files()).items()}
+        if path == ROOT or any(under(p, path) for p in sizes):
+            return files.view_directory(path, sizes)
+        raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+
+    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        path = canonical(getattr(command, "path", None))
+        text = self._text(_arg(command, "file_text", str), path)
+        if path == ROOT:
+            raise ToolError("Cannot create a file at /memories itself")
+        found = await self.files.files()
+        if path in found or any(under(p, path) for p in found):
+            raise ToolError(f"File {path} already exists")
+        for parent in ancestors(path):
+            if parent in found:
+                raise ToolError(f"The path {parent} is a file, not a directory")
+        await self.files.write(path, text, [])
+        return f"File created successfully at: {path}"
+
+    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        path = canonical(getattr(command, "path", None))
+        old, new = _arg(command, "old_str", str), _arg(command, "new_str", str)
+        text, copies = await self._file(path)
+        changed, answer = files.replace(path, text, old, new)
+        await self.files.write(path, self._text(changed, path), copies)
+        return answer
+
+    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        path = canonical(getattr(command, "path", None))
+        line, new = _arg(command, "insert_line", int), _arg(command, "insert_text", str)
+        text, copies = await self._file(path)
+        changed = files.insert(text, line, new)
+        await self.files.write(path, self._text(changed, path), copies)
+        return f"The file {path} has been edited."
+
+    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        path = canonical(getattr(command, "path", None))
+        if path == ROOT:
+            raise ToolError("Cannot delete the /memories directory itself")
+        found = await self.files.files()
+        doomed = found.get(path) or [m for p, ms in found.items() if under(p, path) for m in ms]
+        if not doomed:
+            raise ToolError(f"The path {path} does not exist")
+        for item in doomed:
+            await self.client.forget(item.id)
+        return f"Successfully deleted {path}"
+
+    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        old = canonical(getattr(command, "old_path", None))
+        new = canonical(getattr(command, "new_path", None))
+        if old == ROOT:
+            raise ToolError("Cannot rename the /memories directory itself")
+        found = await self.files.files()
+        if new == ROOT or new in found or any(under(p, new) for p in found):
+            raise ToolError(f"The destination {new} already exists")
+        if under(new, old):
+            raise ToolError(f"Cannot move {old} into itself")
+        for parent in ancestors(new):
+            if parent in found:
+                raise ToolError(f"The path {parent} is a file, not a directory")
+        moves = (
+            {old: new}
+            if old in found
+            else {p: canonical(new + p[len(old) :]) for p in found if under(p, old)}
+        )
+        if not moves:
+            raise ToolError(f"The path {old} does not exist")
+        if len(moves) > MAX_RENAME_FILES:
+            raise ToolError(f"Cannot rename more than {MAX_RENAME_FILES} files at once")
+        specs = [self.files.spec(to, text_of(found[frm][-1])) for frm, to in moves.items()]
+        added = await self.client.add_many(specs)  # the whole move, or nothing
+        stale = [m for frm in moves for m in found[frm]]
+        try:
+            await self.client.forget(stale[0].id)
+        except GraphmemError:
+            # Nothing of the old files is gone yet: take the copies back, answer the error.
+            await self.files.forget_quietly(added)
+            raise
+        await self.files.forget_quietly(stale[1:])
+        await self.files.spill_quietly([a.id for a in added])
+        return f"Successfully renamed {old} to {new}"
+
+    async def clear_all_memory(self) -> str:
+        for copies in (await self.files.files()).values():
+            for item in copies:
+                await self.client.forget(item.id)
+        return "All memory cleared"
+
+
+class GraphmemMemoryTool(BetaAbstractMemoryTool):
+    """``AsyncGraphmemMemoryTool`` for the synchronous client and tool runner: the same
+    arguments, each command run on an event loop in a thread of the tool's own."""
+
+    def __init__(self, url: str, key: str, **options: Any) -> None:
+        super().__init__(cache_control=options.get("cache_control"))
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="graphmem-memory-tool", daemon=True
+        )
+        self._thread.start()
+        self.tool = AsyncGraphmemMemoryTool(url, key, **options)
+
+    def _wait(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._wait(self.tool.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> GraphmemMemoryTool:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def execute(self, command: BetaMemoryTool20250818Command) -> str:
+        return self._wait(self.tool.execute(command))
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return self.execute(command)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return self.execute(command)
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return self.execute(command)
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return self.execute(command)
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return self.execute(command)
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return self.execute(command)
+
+    def clear_all_memory(self) -> str:
+        return self._wait(self.tool.clear_all_memory())

@@ -38,13 +38,15 @@ class Neo4jItemStore:
         """The tenant's item fulltext index and label, the index created on first use
         (idempotent: several processes may race to create it)."""
         index, label = tenant_item_fulltext(tenant)
-        if tenant not in self._indexed:
-            async with self._lock:
+        if tenant in self._indexed:
+            return index, label
+        async with self._lock:  # one creation at a time; the requests behind it then find it
+            if tenant not in self._indexed:
                 await create_tenant_index(
                     self.graph, "tenant/item_fulltext_index", index, label, {}
                 )
-            await self.graph.run("admin/await_index", {"name": index, "timeoutSeconds": 60})
-            self._indexed.add(tenant)
+                await self.graph.run("admin/await_index", {"name": index, "timeoutSeconds": 60})
+                self._indexed.add(tenant)
         return index, label
 
     async def write(self, tenant: str, writes: Sequence[ItemWrite], now: datetime) -> int:

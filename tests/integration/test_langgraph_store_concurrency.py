@@ -31,9 +31,7 @@ async def test_64_puts_of_one_key_leave_one_item(api: Served) -> None:
         got = await store.aget(ns, "n")
         assert got is not None and got.value == found[0].value
         # and concurrent deletes with puts end in one state or the other, never an error
-        await asyncio.gather(
-            *(store.aput(ns, "n", None if n % 2 else {"n": n}) for n in range(64))
-        )
+        await asyncio.gather(*(store.aput(ns, "n", None if n % 2 else {"n": n}) for n in range(64)))
         after = await store.asearch(ns, limit=100)
         assert len(after) <= 1
 

@@ -21,6 +21,7 @@ from graphmem.client.errors import (
     Unauthenticated,
     Unavailable,
 )
+from graphmem.client.items import StoreItem, item_put
 from graphmem.client.models import (
     Enrichment,
     Episode,
@@ -67,6 +68,7 @@ __all__ = [
     "SpillResult",
     "Status",
     "Step",
+    "StoreItem",
     "Task",
     "TaskHandle",
     "TaskPage",
@@ -74,5 +76,6 @@ __all__ = [
     "Unauthenticated",
     "Unavailable",
     "UserEntity",
+    "item_put",
     "memory",
 ]

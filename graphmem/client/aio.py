@@ -10,8 +10,10 @@ from typing import Any, TypeVar
 
 import httpx
 
+from graphmem.client import items
 from graphmem.client import operations as ops
 from graphmem.client.errors import Internal, Unauthenticated, Unavailable, from_graphql
+from graphmem.client.items import StoreItem
 from graphmem.client.models import (
     Enrichment,
     Episode,
@@ -191,6 +193,36 @@ class AsyncGraphmem:
         self, user_id: str, *, type: str | None = None, limit: int = 50
     ) -> list[UserEntity]:
         return await self._run(ops.entities(user_id, type, limit))
+
+    # --- LangGraph store items (graphmem.client.items) --------------------------------
+    async def put_items(self, puts: Sequence[dict[str, Any]]) -> int:
+        """Puts made with ``graphmem.client.item_put``, in one atomic write."""
+        return await self._run(items.put_items(puts))
+
+    async def get_items(self, keys: Sequence[tuple[Sequence[str], str]]) -> list[StoreItem | None]:
+        return await self._run(items.get_items(keys))
+
+    async def search_items(
+        self,
+        prefix: Sequence[str],
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[StoreItem]:
+        return await self._run(items.search_items(prefix, query, filter, limit, offset))
+
+    async def item_namespaces(
+        self,
+        *,
+        prefix: Sequence[str] | None = None,
+        suffix: Sequence[str] | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        return await self._run(items.item_namespaces(prefix, suffix, max_depth, limit, offset))
 
     # --- tasks ------------------------------------------------------------------------
     async def create_task(self, description: str, *, owner: str | None = None) -> Task:

@@ -99,6 +99,13 @@ def tenant_fulltext(tenant: str) -> tuple[str, str]:
     return f"memory_fulltext_{digest}", f"MemoryOf_{digest}"
 
 
+def tenant_item_fulltext(tenant: str) -> tuple[str, str]:
+    """The fulltext index over the tenant's LangGraph store items and their label
+    (``tenant_fulltext``'s hash, another prefix)."""
+    digest = hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:24]
+    return f"item_fulltext_{digest}", f"ItemsOf_{digest}"
+
+
 def tenant_vector_index(tenant: str) -> str:
     """The tenant's own vector index, once it is large (over the label of
     ``tenant_fulltext``)."""

@@ -45,6 +45,7 @@ from graphmem.stores import (
     EpisodeStore,
     GraphStore,
     HotTier,
+    ItemStore,
     Leases,
     ProfileStore,
     ScopeVersions,
@@ -53,6 +54,7 @@ from graphmem.stores import (
 from graphmem.stores.neo4j.entities import Neo4jEntityStore
 from graphmem.stores.neo4j.episodes import Neo4jEpisodeStore
 from graphmem.stores.neo4j.graph import Neo4jGraphStore
+from graphmem.stores.neo4j.items import Neo4jItemStore
 from graphmem.stores.neo4j.library import library
 from graphmem.stores.neo4j.profiles import Neo4jProfileStore
 from graphmem.stores.redis.admission import RedisAdmission
@@ -156,6 +158,12 @@ class MemoryBuilder:
         the built memory carries the MemoryManager router as ``memory.manager``."""
         self._parts.profiles, self._parts.conversation = profiles, conversation
         self._parts.personas = dict(personas or {})
+        return self
+
+    def with_items(self, store: ItemStore | None) -> Self:
+        """Where LangGraph store items live (the graph): with it, the built memory
+        carries ``memory.items``."""
+        self._parts.items = store
         return self
 
     def with_working(self, store: WorkingStore | None) -> Self:
@@ -286,6 +294,7 @@ class MemoryBuilder:
             .with_query_embedder(query_embedder)
             .with_episodes(Neo4jEpisodeStore(graph))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
+            .with_items(Neo4jItemStore(graph))
             .with_events(EventBus(hot.client))
             .with_working(RedisWorkingStore(hot.client))
             .with_leases(RedisLeases(hot.client))

@@ -19,6 +19,7 @@ from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.facade import Memory
 from graphmem.memory.inputs import Inputs, Limits
+from graphmem.memory.kinds.items.store import ItemMemory
 from graphmem.memory.kinds.router import MemoryManager
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
@@ -51,6 +52,7 @@ from graphmem.stores import (
     EpisodeStore,
     GraphStore,
     HotTier,
+    ItemStore,
     Leases,
     ProfileStore,
     ScopeVersions,
@@ -84,6 +86,7 @@ class Parts:
     aliases: dict[str, str] = field(default_factory=dict)
     episode_store: EpisodeStore | None = None
     profiles: ProfileStore | None = None
+    items: ItemStore | None = None
     conversation: ConversationStore | None = None
     working: WorkingStore | None = None
     leases: Leases | None = None
@@ -213,6 +216,9 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         episodes=episodes,
         working=working,
         manager=manager,
+        items=ItemMemory(parts.items, embedder, ranker.query_vectors, quota=admission)
+        if parts.items is not None
+        else None,
         versions=versions,
         changes=changes,
         inputs=inputs,

@@ -17,6 +17,7 @@ from graphmem.errors import Unavailable
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.inputs import Inputs, Limits
+from graphmem.memory.kinds.items.store import ItemMemory
 from graphmem.memory.kinds.router import MemoryManager
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.policy import MemoryRules
@@ -78,6 +79,8 @@ class Memory:
     working: WorkingMemory
     #: the router over every memory type (with stores for personas, records and history)
     manager: MemoryManager | None
+    #: LangGraph store items by (namespace, key), in the graph (None: not configured)
+    items: ItemMemory | None
     #: scope versions: every graph write path bumps them (``changes``), search reads
     #: them to keep its scope views exact (``ranker.cache``)
     versions: ScopeVersions | None

@@ -19,12 +19,14 @@ from graphmem.stores.models import (
     EntityDetail,
     Episode,
     EpisodeSteps,
+    ItemWrite,
     MergeResult,
     Message,
     OwnedTask,
     Reflection,
     ScoredEpisode,
     Step,
+    StoredItem,
     StoredRecord,
     Task,
     TaskDetail,
@@ -139,3 +141,21 @@ class ConversationStore(Protocol):
     async def append(self, tenant: str, session_id: str, message: Message, ttl: int) -> int: ...
     async def last(self, tenant: str, session_id: str, n: int) -> list[Message]: ...
     async def clear(self, tenant: str, session_id: str) -> None: ...
+
+
+@runtime_checkable
+class ItemStore(Protocol):
+    """LangGraph store items (``memory/kinds/items``), each keyed by (tenant, path, key)."""
+
+    async def write(self, tenant: str, writes: Sequence[ItemWrite], now: datetime) -> int: ...
+    async def get(
+        self, tenant: str, keys: Sequence[tuple[str, str]]
+    ) -> list[StoredItem | None]: ...
+    async def page(self, tenant: str, prefix: str, skip: int, first: int) -> list[StoredItem]: ...
+    async def text_hits(
+        self, tenant: str, prefix: str, lucene: str, k: int
+    ) -> list[StoredItem]: ...
+    async def vector_hits(
+        self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int
+    ) -> list[StoredItem]: ...
+    async def paths(self, tenant: str, prefix: str, after: str, first: int) -> list[str]: ...

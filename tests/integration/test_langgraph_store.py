@@ -1,178 +1,136 @@
-"""GraphmemStore (LangGraph's BaseStore) against a real `graphmem serve`: LangGraph's
-store behaviour — put/get, replace, delete, search by meaning with filter, limit and
-offset, namespace listing — sync and async, and the docs' example agent."""
+"""GraphmemStore (LangGraph's BaseStore) against a real `graphmem serve`: put, get,
+replace and delete, batches in order, values LangGraph's stores take (large, nested,
+unicode), refused input changing nothing, sync and async, and the docs' example agent.
+Search, namespaces and concurrency have files of their own."""
 
 from __future__ import annotations
 
 import os
 import re
-import uuid
 from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
-from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, InvalidNamespaceError, Item, PutOp, SearchOp
 
-from graphmem.client import Graphmem
-from graphmem.integrations.langgraph import GraphmemStore, namespace_of, session_of
-from tests.conftest import ROOT, Stack, free_port, stack_env, start_server
-
-KEYS = [f"lg-key-{n}-{uuid.uuid4().hex[:8]}" for n in range(6)]
+from graphmem.client import BadInput
+from tests.conftest import ROOT, Stack
+from tests.support.lgstore import Served, served
 
 
 @pytest.fixture(scope="module")
-def url(stack: Stack) -> Iterator[str]:
-    port = free_port()
-    keys = ",".join(f"{k}=t-lg{n}-{uuid.uuid4().hex[:8]}" for n, k in enumerate(KEYS))
-    proc = start_server(stack_env(stack, GRAPHMEM_API_KEYS=keys), port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def api(stack: Stack) -> Iterator[Served]:
+    with served(stack, 6) as s:
+        yield s
 
 
-def store_of(url: str, n: int) -> GraphmemStore:
-    return GraphmemStore(url, KEYS[n])
-
-
-def test_namespaces_map_to_sessions_and_back() -> None:
-    for namespace in [("users", "ada", "prefs"), ("notes", "my list", "ünï_cødé"), ("a",)]:
-        assert namespace_of(session_of(namespace)) == namespace
-    assert session_of(("users", "ada", "prefs")) == "lg.users.ada.prefs"
-    assert session_of(("notes", "my list")) == "lg.notes.my_20list"
-
-
-def test_put_get_replace_delete(url: str) -> None:
+def test_put_get_replace_delete(api: Served) -> None:
     ns = ("users", "ada", "prefs")
-    with store_of(url, 0) as store:
+    with api.store(0) as store:
         assert store.get(ns, "food") is None
         store.put(ns, "food", {"text": "Ada loves spicy ramen", "stars": 5})
         first = store.get(ns, "food")
         assert first is not None and first.value == {"text": "Ada loves spicy ramen", "stars": 5}
         assert (first.namespace, first.key) == (ns, "food")
+        assert first.created_at == first.updated_at
         store.put(ns, "food", {"text": "Ada is vegetarian now"})
         second = store.get(ns, "food")
         assert second is not None and second.value == {"text": "Ada is vegetarian now"}
         assert second.created_at == first.created_at  # the key's first write
-        assert second.updated_at >= first.updated_at
+        assert second.updated_at > first.updated_at
         assert len(store.search(ns)) == 1  # replaced, not added beside
         store.put(ns, "drink", {"text": "tea"})
         store.delete(ns, "food")
         assert store.get(ns, "food") is None
         assert [i.key for i in store.search(ns)] == ["drink"]
-        # the key is in the memory's metadata, the user scope is graphmem's userId
-    with Graphmem(url, KEYS[0]) as gm:
-        (memory,) = gm.memories(user_id="ada").items
-        assert memory.session_id == "lg.users.ada.prefs"
-        assert memory.metadata["lgKey"] == "drink" and memory.content == "tea"
+        store.delete(ns, "never-there")  # deleting a missing key is no error
+        # the same key in another namespace is another item
+        store.put(("users", "bob", "prefs"), "drink", {"text": "coffee"})
+        assert store.get(ns, "drink").value == {"text": "tea"}  # type: ignore[union-attr]
 
 
-def test_search_ranks_by_meaning_and_honours_filter_limit_offset(url: str) -> None:
-    facts = {
-        "f1": ({"text": "Ada's cat is called Whiskers", "kind": "pet", "year": 2019}),
-        "f2": ({"text": "Ada works as a pilot for an airline", "kind": "job", "year": 2021}),
-        "f3": ({"text": "Ada plays the violin every evening", "kind": "hobby", "year": 2020}),
-        "f4": ({"text": "Ada adopted a puppy named Rex", "kind": "pet", "year": 2023}),
-    }
-    with store_of(url, 1) as store:
-        for key, value in facts.items():
-            store.put(("users", "ada", "facts"), key, value)
-        store.put(("users", "bob", "facts"), "b1", {"text": "Bob has a pet hamster", "kind": "pet"})
-        store.put(("users", "ada", "facts"), "secret", {"text": "a pet parrot"}, index=False)
-
-        job = store.search(("users", "ada"), query="what is her profession? flying planes")
-        assert job[0].key == "f2" and job[0].score is not None
-        pets = store.search(("users", "ada"), query="animals she owns", filter={"kind": "pet"})
-        assert {i.key for i in pets} == {"f1", "f4"}  # not Bob's, not the unindexed one
-        recent = store.search(("users", "ada"), query="pets", filter={"year": {"$gte": 2020}})
-        assert "f1" not in {i.key for i in recent}
-        ranked = store.search(("users", "ada"), query="her pets and animals", limit=4)
-        assert [
-            i.key
-            for i in store.search(("users", "ada"), query="her pets and animals", limit=2, offset=1)
-        ] == [i.key for i in ranked[1:3]]
-        assert len(store.search(("users", "ada", "facts"), limit=2)) == 2
-        listed = store.search(("users", "ada"))
-        assert {i.key for i in listed} == {*facts, "secret"}
-        assert [i.updated_at for i in listed] == sorted(
-            (i.updated_at for i in listed), reverse=True
-        )
+def test_values_any_json_object_up_to_the_body_limit(api: Served) -> None:
+    ns = ("docs", "big")
+    big = {"text": "x" * 200_000, "nested": {"list": [1, 2.5, None, True, {"deep": ["a"]}]}}
+    odd = {"ünïcødé": "日本語 🙂", "empty": {}, "quote": 'say "hi"\n', "n": -(2**53)}
+    with api.store(1) as store:
+        store.put(ns, "big", big)
+        store.put(ns, "odd", odd)
+        store.put(ns, "key with spaces/and:colons ✓", {"k": 1})
+        assert store.get(ns, "big").value == big  # type: ignore[union-attr]
+        assert store.get(ns, "odd").value == odd  # type: ignore[union-attr]
+        assert store.get(ns, "key with spaces/and:colons ✓").value == {"k": 1}  # type: ignore[union-attr]
+        with pytest.raises(BadInput):  # past the body limit: refused, clearly
+            store.put(ns, "huge", {"text": "y" * 1_200_000})
+        assert store.get(ns, "huge") is None
 
 
-def test_list_namespaces_prefix_suffix_depth(url: str) -> None:
-    with store_of(url, 2) as store:
-        for ns in [
-            ("users", "ada", "prefs"),
-            ("users", "ada", "facts"),
-            ("users", "adam", "prefs"),
-            ("docs", "v1"),
-            ("docs", "draft", "v1"),
-        ]:
-            store.put(ns, "k", {"text": "x"})
-        assert store.list_namespaces() == sorted(
-            [
-                ("docs", "draft", "v1"),
-                ("docs", "v1"),
-                ("users", "ada", "facts"),
-                ("users", "ada", "prefs"),
-                ("users", "adam", "prefs"),
-            ]
-        )
-        assert store.list_namespaces(prefix=("users", "ada")) == [
-            ("users", "ada", "facts"),
-            ("users", "ada", "prefs"),
-        ]
-        assert store.list_namespaces(suffix=("v1",)) == [("docs", "draft", "v1"), ("docs", "v1")]
-        assert store.list_namespaces(prefix=("users", "*", "prefs")) == [
-            ("users", "ada", "prefs"),
-            ("users", "adam", "prefs"),
-        ]
-        assert store.list_namespaces(max_depth=2) == [
-            ("docs", "draft"),
-            ("docs", "v1"),
-            ("users", "ada"),
-            ("users", "adam"),
-        ]
-        assert store.list_namespaces(max_depth=1, limit=1, offset=1) == [("users",)]
-        store.delete(("docs", "v1"), "k")
-        assert ("docs", "v1") not in store.list_namespaces()
+def test_refused_input_changes_nothing(api: Served) -> None:
+    ns = ("users", "eve", "notes")
+    with api.store(2) as store:
+        store.put(ns, "a", {"text": "kept"})
+        with pytest.raises(InvalidNamespaceError):
+            store.put(("users", "bad.label"), "a", {"text": "x"})
+        with pytest.raises(InvalidNamespaceError):
+            store.put((), "a", {"text": "x"})
+        # one bad put in a batch refuses the whole batch: nothing of it is stored
+        with pytest.raises(BadInput):
+            store.batch([PutOp(ns, "a", {"text": "replaced"}), PutOp(ns, "k" * 300, {"v": 1})])
+        assert store.get(ns, "a").value == {"text": "kept"}  # type: ignore[union-attr]
+        with pytest.raises(NotImplementedError):
+            store.put(ns, "ttl", {"v": 1}, ttl=5)
 
 
-async def test_async_batch(url: str) -> None:
+def test_batch_runs_in_order(api: Served) -> None:
     ns = ("users", "cy", "notes")
-    with store_of(url, 3) as store:
-        results = await store.abatch(
+    with api.store(3) as store:
+        results = store.batch(
             [
+                GetOp(ns, "a"),
                 PutOp(ns, "a", {"text": "The meeting moved to Thursday"}),
                 GetOp(ns, "a"),
+                PutOp(ns, "a", {"text": "The meeting moved to Friday"}),
                 PutOp(ns, "a", None),
                 GetOp(ns, "a"),
                 PutOp(ns, "b", {"text": "Budget approved at 50K"}),
-                SearchOp(("users", "cy"), query="money"),
+                PutOp(ns, "b", {"text": "Budget approved at 60K"}),  # last put wins
+                GetOp(ns, "b"),
+                SearchOp(("users", "cy"), query="money budget"),
             ]
         )
-        put_then_got, deleted_then_got, searched = results[1], results[3], results[5]
-        assert isinstance(put_then_got, Item)
-        assert put_then_got.value["text"].startswith("The meeting")
-        assert deleted_then_got is None
-        assert isinstance(searched, list)
-        assert [i.key for i in searched if isinstance(i, Item)] == ["b"]
+        assert results[0] is None
+        assert isinstance(results[2], Item) and results[2].value["text"].endswith("Thursday")
+        assert results[5] is None
+        assert isinstance(results[8], Item) and results[8].value["text"].endswith("60K")
+        assert [i.key for i in results[9]] == ["b"]  # type: ignore[union-attr]
+        # many gets in one batch, results in the order asked
+        store.batch([PutOp(ns, f"k{n}", {"n": n}) for n in range(30)])
+        got = store.batch([GetOp(ns, f"k{n}") for n in reversed(range(32))])
+        assert [g.value["n"] if g else None for g in got] == [None, None, *reversed(range(30))]  # type: ignore[union-attr]
+
+
+async def test_async_methods(api: Served) -> None:
+    ns = ("users", "dee", "notes")
+    with api.store(4) as store:
         await store.aput(ns, "c", {"text": "call Dana"})
         got = await store.aget(ns, "c")
         assert got is not None and isinstance(got.updated_at, datetime)
+        assert [i.key for i in await store.asearch(("users",), query="phone Dana")] == ["c"]
         assert await store.alist_namespaces(prefix=("users",)) == [ns]
+        await store.adelete(ns, "c")
+        assert await store.aget(ns, "c") is None
+        assert await store.alist_namespaces() == []
 
 
 def test_the_docs_example_agent(
-    url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    api: Served, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = (ROOT / "docs" / "integrations.md").read_text()
     (example,) = re.findall(r"### Example agent.*?```python\n(.*?)```", text, re.S)
-    monkeypatch.setenv("GRAPHMEM_URL", url)
-    monkeypatch.setenv("GRAPHMEM_KEY", KEYS[4])
+    monkeypatch.setenv("GRAPHMEM_URL", api.url)
+    monkeypatch.setenv("GRAPHMEM_KEY", api.keys[5])
     exec(compile(example, "docs/integrations.md", "exec"), {"__name__": "example"})
     assert capsys.readouterr().out.strip() == (
         "Remember that I love spicy ramen -> How about a spicy ramen?"
     )
-    assert os.environ["GRAPHMEM_KEY"] == KEYS[4]
+    assert os.environ["GRAPHMEM_KEY"] == api.keys[5]

@@ -25,6 +25,7 @@ EXPENSIVE = frozenset(
     {
         "recall",
         "search",
+        "searchItems",
         "spill",
         "prune",
         "forgetUser",

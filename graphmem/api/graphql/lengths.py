@@ -63,12 +63,24 @@ FIELD_LIMITS: dict[str, int] = {
     "text": 2_000,
     # documents
     "result": 20_000,
+    # a LangGraph store item's value, as JSON text: any size the request body allows
+    "valueJson": 1_000_000,
 }
 
 
 #: JSON scalars: their inner keys are the client's own names, not arguments
 JSON_FIELDS = frozenset(
-    {"metadata", "data", "schema", "where", "value", "metrics", "mappings", "structure"}
+    {
+        "metadata",
+        "data",
+        "schema",
+        "where",
+        "filter",
+        "value",
+        "metrics",
+        "mappings",
+        "structure",
+    }
 )
 
 

@@ -21,6 +21,7 @@ from graphmem.api.graphql.episodes import EpisodeMutation, EpisodeQuery
 from graphmem.api.graphql.errors import TypedErrors, typed_error
 from graphmem.api.graphql.feed import Subscription
 from graphmem.api.graphql.guard import DocumentGuard, Limits
+from graphmem.api.graphql.items import ItemMutation, ItemQuery
 from graphmem.api.graphql.kinds import KindsMutation, KindsQuery
 from graphmem.api.graphql.memory import MemoryMutation, MemoryQuery
 from graphmem.api.graphql.task_transfer import TaskTransferMutation, TaskTransferQuery
@@ -28,13 +29,18 @@ from graphmem.api.graphql.task_transfer import TaskTransferMutation, TaskTransfe
 
 # The SDL lists the fragments' fields in base order, so memory's core operations come first.
 @strawberry.type
-class Query(MemoryQuery, EntityQuery, EpisodeQuery, TaskTransferQuery, KindsQuery):
+class Query(MemoryQuery, EntityQuery, EpisodeQuery, TaskTransferQuery, KindsQuery, ItemQuery):
     pass
 
 
 @strawberry.type
 class Mutation(
-    MemoryMutation, EntityMutation, EpisodeMutation, TaskTransferMutation, KindsMutation
+    MemoryMutation,
+    EntityMutation,
+    EpisodeMutation,
+    TaskTransferMutation,
+    KindsMutation,
+    ItemMutation,
 ):
     pass
 

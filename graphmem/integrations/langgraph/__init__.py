@@ -6,10 +6,9 @@
         store.put(("users", "ada", "prefs"), "food", {"text": "likes pizza"})
         store.search(("users", "ada"), query="what does she eat?")
 
-How namespaces and keys map to graphmem is in ``namespaces.py`` and docs/integrations.md.
+Items are graphmem store items keyed by (namespace, key): docs/integrations.md.
 """
 
-from graphmem.integrations.langgraph.namespaces import namespace_of, session_of, user_of
 from graphmem.integrations.langgraph.store import GraphmemStore
 
-__all__ = ["GraphmemStore", "namespace_of", "session_of", "user_of"]
+__all__ = ["GraphmemStore"]

@@ -1,81 +1,73 @@
 """``GraphmemStore``: LangGraph's ``BaseStore`` over graphmem's API.
 
-Each item is one graphmem memory in the session of its namespace (``namespaces.py``). The
-memory's content is the value's text (what search ranks); its metadata keeps the LangGraph
-key (``lgKey``), the value itself (``lgValue``) and when the key was first written
-(``lgCreatedAt``). graphmem chooses memory ids, so an item is found by its key through
-the ``memories`` query's metadata lookup. A put adds the new memory, spills it into the
-graph (search ranks graph memories) and then forgets the one it replaces.
+Each item is a graphmem store item addressed by (namespace, key) on the server
+(``putItems``, ``items``, ``searchItems``, ``itemNamespaces``): a put is one atomic
+server write, so concurrent puts of a key leave the last one, and a refused put leaves
+nothing behind. A batch runs in order, in as few requests as that allows: each run of
+consecutive puts is one ``putItems``, the reads between two runs (gets in one
+``items``, searches and namespace listings beside it) run at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import threading
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Future
-from datetime import datetime
+from functools import partial
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
     SearchItem,
     SearchOp,
+    validate_op_namespace,
 )
 
-from graphmem.client import AsyncGraphmem, MemoryItem
-from graphmem.integrations.langgraph.namespaces import (
-    namespace_of,
-    session_of,
-    session_prefix,
-    user_of,
-)
-from graphmem.integrations.langgraph.values import passes, text_of
+from graphmem.client import AsyncGraphmem, RateLimited, StoreItem, item_put
 
-KEY, VALUE, CREATED, INDEXED = "lgKey", "lgValue", "lgCreatedAt", "lgIndexed"
 T = TypeVar("T")
+#: puts and gets per request (the server's limits)
+PUTS_PER_CALL, GETS_PER_CALL = 500, 1_000
 
 
-def _item(memory: MemoryItem, namespace: tuple[str, ...]) -> Item:
-    updated = memory.created_at or datetime.now().astimezone()
-    created = memory.metadata.get(CREATED)
+def _item(found: StoreItem) -> Item:
     return Item(
-        value=memory.metadata[VALUE],
-        key=memory.metadata[KEY],
-        namespace=namespace,
-        created_at=datetime.fromisoformat(created) if created else updated,
-        updated_at=updated,
+        value=found.value,
+        key=found.key,
+        namespace=found.namespace,
+        created_at=found.created_at,
+        updated_at=found.updated_at,
     )
 
 
-def _under(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
-    return namespace[: len(prefix)] == prefix
-
-
-def _fits(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
-    path = tuple(condition.path)
-    if len(path) > len(namespace):
-        return False
-    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
-    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+def _search_item(found: StoreItem) -> SearchItem:
+    return SearchItem(
+        found.namespace,
+        found.key,
+        found.value,
+        found.created_at,
+        found.updated_at,
+        found.score,
+    )
 
 
 class GraphmemStore(BaseStore):
-    """A LangGraph store whose items are graphmem memories.
+    """A LangGraph store whose items live in graphmem (docs/integrations.md).
 
-    ``memory_type`` is the type of every memory written; ``index`` the value fields
-    search ranks by (LangGraph's path syntax; default: every string in the value), which
-    a put's own ``index`` overrides (``False``: kept, but never found by a query).
-    ``search_pool`` is how many of graphmem's best matches a query search filters and
-    pages through (graphmem answers at most 100).
+    ``index`` is the value fields search ranks by (LangGraph's path syntax; default:
+    every string in the value), which a put's own ``index`` overrides (``False``: kept,
+    never found by a query). A RATE_LIMITED answer is waited out (``retryAfterMs``) and
+    the request sent again, up to ``rate_limit_wait`` seconds in all: every write is
+    atomic on the server, so a refused one changed nothing and is safe to repeat.
 
     Every call runs on one event loop in a thread of the store's own, so ``batch`` and
     ``abatch`` share one async client whichever thread or loop they are called from."""
@@ -87,14 +79,12 @@ class GraphmemStore(BaseStore):
         url: str,
         key: str,
         *,
-        memory_type: str = "FACT",
         index: list[str] | None = None,
-        search_pool: int = 100,
         timeout: float = 60.0,
+        rate_limit_wait: float = 60.0,
     ) -> None:
-        self.memory_type = memory_type
         self.index = index
-        self.search_pool = search_pool
+        self.rate_limit_wait = rate_limit_wait
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="graphmem-store", daemon=True
@@ -133,122 +123,100 @@ class GraphmemStore(BaseStore):
         return await asyncio.wrap_future(self._submit(self._run(list(ops))))
 
     async def _run(self, ops: list[Op]) -> list[Result]:
-        # In order: a get after a put in the same batch sees the put.
-        results: list[Result] = []
         for op in ops:
-            if isinstance(op, GetOp):
-                results.append(await self._get(op))
-            elif isinstance(op, PutOp):
-                await self._put(op)
-                results.append(None)
-            elif isinstance(op, SearchOp):
-                results.append(await self._search(op))
-            elif isinstance(op, ListNamespacesOp):
-                results.append(await self._list_namespaces(op))
-            else:
+            if not isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
                 raise TypeError(f"unknown store operation: {op!r}")
+            validate_op_namespace(op)  # ops given to batch() skip BaseStore's checks
+        results: list[Result] = [None] * len(ops)
+        start = 0
+        while start < len(ops):
+            end = start
+            writes = isinstance(ops[start], PutOp)
+            while end < len(ops) and isinstance(ops[end], PutOp) == writes:
+                end += 1
+            if writes:
+                await self._puts([op for op in ops[start:end] if isinstance(op, PutOp)])
+            else:
+                await self._reads(ops, range(start, end), results)
+            start = end
         return results
 
-    # --- operations ---------------------------------------------------------------------
-    async def _by_key(self, namespace: tuple[str, ...], key: str) -> list[MemoryItem]:
-        """The memories holding a key, oldest first (two only while a put replaces)."""
-        page = await self._client.memories(
-            session_id=session_of(namespace), metadata_field=KEY, metadata_values=[key]
-        )
-        return page.items
+    # --- requests -----------------------------------------------------------------------
+    async def _call(self, request: Callable[[], Awaitable[T]]) -> T:
+        """The request, sent again after each RATE_LIMITED answer's ``retryAfterMs``
+        until ``rate_limit_wait`` seconds have been waited."""
+        waited = 0.0
+        while True:
+            try:
+                return await request()
+            except RateLimited as exc:
+                pause = (exc.retry_after or 0.1) * random.uniform(1.0, 1.25)
+                if waited + pause > self.rate_limit_wait:
+                    raise
+                await asyncio.sleep(pause)
+                waited += pause
 
-    async def _get(self, op: GetOp) -> Item | None:
-        found = await self._by_key(op.namespace, op.key)
-        return _item(found[-1], op.namespace) if found else None
-
-    async def _put(self, op: PutOp) -> None:
-        old = await self._by_key(op.namespace, op.key)
-        if op.value is not None:
-            value = dict(op.value)
-            fields = op.index if isinstance(op.index, list) else self.index
-            metadata: dict[str, Any] = {KEY: op.key, VALUE: value}
-            if old:
-                first = old[0].metadata.get(CREATED) or old[0].created_at
-                metadata[CREATED] = first.isoformat() if isinstance(first, datetime) else first
-            if op.index is False:
-                metadata[INDEXED] = False
-            session = session_of(op.namespace)
-            added = await self._client.add(
-                session,
-                text_of(value, fields),
-                type=self.memory_type,
-                user_id=user_of(op.namespace),
-                metadata=metadata,
+    async def _puts(self, ops: Sequence[PutOp]) -> None:
+        last: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
+            last.pop((op.namespace, op.key), None)  # keep the last put, in its place
+            last[(op.namespace, op.key)] = op
+        puts = [
+            item_put(
+                op.namespace,
+                op.key,
+                None if op.value is None else dict(op.value),
+                index=op.index if isinstance(op.index, list) else self.index,
+                indexed=op.index is not False,
             )
-            await self._client.spill(session, item_ids=[added.id])
-        for memory in old:
-            await self._client.forget(memory.id)
+            for op in last.values()
+        ]
+        for n in range(0, len(puts), PUTS_PER_CALL):
+            await self._call(partial(self._client.put_items, puts[n : n + PUTS_PER_CALL]))
+
+    async def _reads(self, ops: list[Op], where: range, results: list[Result]) -> None:
+        gets = [n for n in where if isinstance(ops[n], GetOp)]
+
+        async def get_all() -> None:
+            for n in range(0, len(gets), GETS_PER_CALL):
+                part = gets[n : n + GETS_PER_CALL]
+                keys = [(ops[i].namespace, ops[i].key) for i in part]  # type: ignore[union-attr]
+                found = await self._call(partial(self._client.get_items, keys))
+                for i, item in zip(part, found, strict=True):
+                    results[i] = _item(item) if item is not None else None
+
+        async def one(n: int) -> None:
+            op = ops[n]
+            if isinstance(op, SearchOp):
+                results[n] = await self._search(op)
+            elif isinstance(op, ListNamespacesOp):
+                results[n] = await self._list_namespaces(op)
+
+        work: list[Awaitable[None]] = [one(n) for n in where if not isinstance(ops[n], GetOp)]
+        await asyncio.gather(get_all(), *work)
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
-        prefix = tuple(op.namespace_prefix)
-        found: list[tuple[MemoryItem, tuple[str, ...], float | None]] = []
-        if op.query:
-            hits = await self._client.search(
-                op.query, user_id=user_of(prefix), limit=min(self.search_pool, 100)
+        found = await self._call(
+            lambda: self._client.search_items(
+                op.namespace_prefix,
+                query=op.query,
+                filter=op.filter,
+                limit=op.limit,
+                offset=op.offset,
             )
-            for hit in hits:
-                namespace = namespace_of(hit.item.session_id)
-                meta = hit.item.metadata
-                if namespace is None or KEY not in meta or meta.get(INDEXED) is False:
-                    continue
-                if _under(namespace, prefix):
-                    found.append((hit.item, namespace, hit.score))
-        else:
-            for namespace in await self._namespaces(prefix):
-                for memory in await self._all_in(namespace):
-                    found.append((memory, namespace, None))
-            found.sort(key=lambda f: f[0].created_at or datetime.min, reverse=True)
-        seen: set[tuple[tuple[str, ...], str]] = set()
-        results: list[SearchItem] = []
-        for memory, namespace, score in found:
-            ident = (namespace, memory.metadata[KEY])
-            if ident in seen or not passes(memory.metadata[VALUE], op.filter):
-                continue
-            seen.add(ident)
-            item = _item(memory, namespace)
-            results.append(
-                SearchItem(
-                    item.namespace, item.key, item.value, item.created_at, item.updated_at, score
-                )
-            )
-        return results[op.offset : op.offset + op.limit]
-
-    async def _all_in(self, namespace: tuple[str, ...]) -> list[MemoryItem]:
-        memories: list[MemoryItem] = []
-        after: str | None = None
-        while True:
-            page = await self._client.memories(
-                session_id=session_of(namespace), metadata_field=KEY, after=after
-            )
-            memories += page.items
-            if page.next is None:
-                return memories
-            after = page.next
-
-    async def _namespaces(self, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
-        namespaces: list[tuple[str, ...]] = []
-        after: str | None = None
-        while True:
-            page = await self._client.sessions(prefix=session_prefix(prefix), after=after)
-            for session in page:
-                namespace = namespace_of(session)
-                if namespace is not None and _under(namespace, prefix):
-                    namespaces.append(namespace)
-            if len(page) < 100:
-                return namespaces
-            after = page[-1]
+        )
+        return [_search_item(f) for f in found]
 
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        wanted = [
-            n
-            for n in await self._namespaces(())
-            if all(_fits(n, c) for c in op.match_conditions or ())
-        ]
-        if op.max_depth is not None:
-            wanted = [n[: op.max_depth] for n in wanted]
-        return sorted(set(wanted))[op.offset : op.offset + op.limit]
+        conditions = op.match_conditions or ()
+        prefix = next((tuple(c.path) for c in conditions if c.match_type == "prefix"), None)
+        suffix = next((tuple(c.path) for c in conditions if c.match_type == "suffix"), None)
+        return await self._call(
+            lambda: self._client.item_namespaces(
+                prefix=prefix,
+                suffix=suffix,
+                max_depth=op.max_depth,
+                limit=op.limit,
+                offset=op.offset,
+            )
+        )

@@ -29,6 +29,7 @@ TENANTLESS = {
     # the per-tenant indexes' DDL: names from a hash of the tenant, no data read or written
     "tenant/fulltext_index",
     "tenant/vector_index",
+    "tenant/item_fulltext_index",
     # two counts from the count store (all memories, the tenant's label): how wide search
     # probes the shared vector index; no memory read, nothing returned to a client
     "memory/index_share",

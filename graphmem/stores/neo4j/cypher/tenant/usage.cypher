@@ -29,6 +29,10 @@ CALL () {
   MATCH (n:Record) WHERE n.tenant = $tenant AND n.id IS NOT NULL
   RETURN 'record' AS kind, count(n) AS items, sum(size(coalesce(n.data, ''))) AS bytes
   UNION ALL
+  MATCH (n:StoreItem) WHERE n.tenant = $tenant AND n.path IS NOT NULL
+  RETURN 'storeItem' AS kind, count(n) AS items,
+         sum(size(coalesce(n.value, '')) + size(coalesce(n.itemText, ''))) AS bytes
+  UNION ALL
   MATCH (n:RecordSchema) WHERE n.tenant = $tenant AND n.name IS NOT NULL
   RETURN 'recordSchema' AS kind, count(n) AS items, sum(size(coalesce(n.schema, ''))) AS bytes
   UNION ALL

@@ -1,0 +1,119 @@
+"""LangGraph store items in Neo4j (``cypher/item``): one ``:StoreItem`` node per
+(tenant, namespace path, key), written by MERGE under a uniqueness constraint, searched
+through the tenant's own item fulltext index and by cosine under a namespace prefix."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import neo4j
+
+from graphmem.domain.models import tenant_item_fulltext, to_datetime
+from graphmem.stores.models import ItemWrite, StoredItem
+from graphmem.stores.neo4j.fulltext import create_tenant_index
+from graphmem.stores.neo4j.session import Neo4jSession
+
+
+def _item(record: neo4j.Record, score: float | None = None) -> StoredItem:
+    return StoredItem(
+        path=record["path"],
+        key=record["key"],
+        value=record["value"],
+        created_at=to_datetime(record["createdAt"]),
+        updated_at=to_datetime(record["updatedAt"]),
+        score=score,
+    )
+
+
+class Neo4jItemStore:
+    def __init__(self, graph: Neo4jSession) -> None:
+        self.graph = graph
+        self._indexed: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    async def _ensure_index(self, tenant: str) -> tuple[str, str]:
+        """The tenant's item fulltext index and label, the index created on first use
+        (idempotent: several processes may race to create it)."""
+        index, label = tenant_item_fulltext(tenant)
+        if tenant in self._indexed:
+            return index, label
+        async with self._lock:  # one creation at a time; the requests behind it then find it
+            if tenant not in self._indexed:
+                await create_tenant_index(
+                    self.graph, "tenant/item_fulltext_index", index, label, {}
+                )
+                await self.graph.run("admin/await_index", {"name": index, "timeoutSeconds": 60})
+                self._indexed.add(tenant)
+        return index, label
+
+    async def write(self, tenant: str, writes: Sequence[ItemWrite], now: datetime) -> int:
+        """Apply puts and deletes in one transaction; how many items were written or
+        deleted. Puts go in (path, key) order so that concurrent batches lock alike."""
+        _, label = await self._ensure_index(tenant)
+        puts: list[dict[str, Any]] = [
+            {
+                "path": w.path,
+                "key": w.key,
+                "value": w.value,
+                "text": w.text,
+                "scope": w.scope,
+                "embedding": w.embedding,
+                "model": w.model,
+                "userId": w.user_id,
+            }
+            for w in sorted(writes, key=lambda w: (w.path, w.key))
+            if w.value is not None
+        ]
+        deletes = [{"path": w.path, "key": w.key} for w in writes if w.value is None]
+        (row,) = await self.graph.run(
+            "item/write",
+            {"tenant": tenant, "label": label, "puts": puts, "deletes": deletes, "now": now},
+        )
+        return int(row["written"]) + int(row["deleted"])
+
+    async def get(self, tenant: str, keys: Sequence[tuple[str, str]]) -> list[StoredItem | None]:
+        rows = [{"i": i, "path": p, "key": k} for i, (p, k) in enumerate(keys)]
+        records = await self.graph.run("item/get", {"tenant": tenant, "rows": rows})
+        found: list[StoredItem | None] = [None] * len(keys)
+        for record in records:
+            if record["path"] is not None:
+                found[int(record["i"])] = _item(record)
+        return found
+
+    async def page(self, tenant: str, prefix: str, skip: int, first: int) -> list[StoredItem]:
+        records = await self.graph.run(
+            "item/page", {"tenant": tenant, "prefix": prefix, "skip": skip, "first": first}
+        )
+        return [_item(r) for r in records]
+
+    async def text_hits(self, tenant: str, prefix: str, lucene: str, k: int) -> list[StoredItem]:
+        index, _ = await self._ensure_index(tenant)
+        records = await self.graph.run(
+            "item/text_hits",
+            {"tenant": tenant, "index": index, "prefix": prefix, "lucene": lucene, "k": k},
+        )
+        return [_item(r, float(r["score"])) for r in records]
+
+    async def vector_hits(
+        self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int
+    ) -> list[StoredItem]:
+        """The ``k`` items nearest ``vector`` under the prefix, scored by cosine in
+        [-1, 1]: exact over up to ``cap`` items, else through the vector index."""
+        params = {"tenant": tenant, "prefix": prefix, "vector": vector, "model": model, "k": k}
+        records = await self.graph.run("item/vector_exact", {**params, "cap": cap})
+        if records and int(records[0]["seen"]) >= cap:
+            records = await self.graph.run(
+                "item/vector_index", {**params, "k": min(max(k * 20, 200), 4096)}
+            )
+            records = records[:k]
+        # Neo4j's cosine similarity is (1 + cos) / 2
+        return [_item(r, 2 * float(r["score"]) - 1) for r in records]
+
+    async def paths(self, tenant: str, prefix: str, after: str, first: int) -> list[str]:
+        records = await self.graph.run(
+            "item/paths", {"tenant": tenant, "prefix": prefix, "after": after, "first": first}
+        )
+        return [str(r["path"]) for r in records]

@@ -26,6 +26,7 @@ EXPENSIVE = frozenset(
         "recall",
         "search",
         "searchItems",
+        "putItems",
         "spill",
         "prune",
         "forgetUser",

@@ -83,3 +83,11 @@ def test_the_checks_see_what_they_check() -> None:
     assert "GRAPHMEM_TOKENIZER_PATH" in read_variables()
     assert {"serve", "worker", "import"} <= set(commands())
     assert "--drain" in help_of("worker")
+
+
+def test_every_expensive_field_is_named_in_the_limits_guide() -> None:
+    from graphmem.api.graphql.admission import EXPENSIVE
+
+    guide = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
+    missing = sorted(f for f in EXPENSIVE if f"`{f}`" not in guide)
+    assert not missing, f"docs/limits.md does not name the expensive fields {missing}"

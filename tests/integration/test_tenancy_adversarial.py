@@ -51,6 +51,9 @@ A_ONLY_SESSION = "a-only-session"
 A_ONLY_USER = "a-only-user"
 A_ONLY_AGENT = "a-only-agent"
 A_ONLY_SCHEMA = "a-only-schema"
+#: store items (LangGraph's namespaces): one both tenants use, one only A does
+NS = '["shared", "ns"]'
+A_ONLY_NS = '["a-only", "ns"]'
 
 TAG = uuid.uuid4().hex[:8]
 
@@ -76,6 +79,7 @@ A_STRINGS = [
     *(secret(n) for n in ("trait", "trait2", "role", "role2", "task", "task2", "step")),
     *(secret(n) for n in ("episode", "episode2", "lesson", "map", "record", "record2")),
     *(secret(n) for n in ("wm", "msg", "msg2", "stm", "epi3", "rec3", "wm2", "step2")),
+    *(secret(n) for n in ("item", "item2")),
     # A's entity names as A wrote them (B only ever sends lower-case keys)
     "Ada Lovelace",
     "Acme",
@@ -104,6 +108,7 @@ SEPISODE = f"episode {{ {EPISODE} }} similarity cosine signatureMatch"
 REFLECTION = "id kind pattern support confidence signature details evidence"
 PERSONA = f"agentId role tone expertise constraints learnedTraits {{ {SCORED} }} prompt source"
 RECORD = "id schema data"
+STORE_ITEM = "namespace key valueJson createdAt updatedAt score"
 MESSAGE = "role content timestamp"
 STATUS = "sessionId hot { items tokens limit utilizationPercent } warm { items tokens } cold { items tokens } suggestions { type reason itemIds }"
 CONFIG = "sessionId hotTokenLimit warmAccessThreshold promoteThreshold maxColdItems autoSpillEnabled autoPromoteEnabled spillCount"
@@ -229,6 +234,12 @@ ATTEMPTS: list[Attempt] = [
     Attempt("records(A-only schema)", "records", const(q("records", f'(schema: "{A_ONLY_SCHEMA}")', RECORD)), "nothing", empty),
     Attempt("retrieve(every kind, shared names, A's task)", "retrieve", A(q("retrieve", f'(query: "{QUERY}", kinds: {ALL_KINDS}, sessionId: "{SESSION}", userId: "{USER}", taskId: "<task>", agentId: "{AGENT}", schema: "{SCHEMA}", limit: 50)', RETRIEVED)), "same"),
     Attempt("retrieve(A-only names)", "retrieve", const(q("retrieve", f'(query: "{QUERY}", sessionId: "{A_ONLY_SESSION}", userId: "{A_ONLY_USER}", schema: "{A_ONLY_SCHEMA}", kinds: [SHORT_TERM, LONG_TERM, ENTITY, STRUCTURED])', RETRIEVED)), "nothing", lambda v: all(empty(x) for x in v.values())),
+    Attempt("items(shared namespace, A's key)", "items", const(q("items", f'(keys: [{{namespace: {NS}, key: "a-key"}}, {{namespace: {A_ONLY_NS}, key: "a-key"}}])', STORE_ITEM)), "nothing", lambda v: v == [None, None]),
+    Attempt("searchItems(shared namespace, A's words)", "searchItems", const(q("searchItems", f'(namespacePrefix: {NS}, query: "{QUERY}", limit: 50)', STORE_ITEM)), "same"),
+    Attempt("searchItems(A-only namespace)", "searchItems", const(q("searchItems", f'(namespacePrefix: ["a-only"], query: "{QUERY}")', STORE_ITEM)), "nothing", empty),
+    Attempt("searchItems(every namespace, A's filter)", "searchItems", const(q("searchItems", '(namespacePrefix: [], filter: {kind: "zephyr"}, limit: 100)', STORE_ITEM)), "same"),
+    Attempt("itemNamespaces()", "itemNamespaces", const(q("itemNamespaces", "(limit: 100)")), "same"),
+    Attempt("itemNamespaces(A-only prefix)", "itemNamespaces", const(q("itemNamespaces", '(prefix: ["a-only"])')), "nothing", empty),
     # ---- MCP tools -------------------------------------------------------------------
     Attempt("MCP memory_status(shared session)", "memory_status", const(json.dumps({"sessionId": SESSION})), "same", via="mcp"),
     Attempt("MCP memory_status(A-only session)", "memory_status", const(json.dumps({"sessionId": A_ONLY_SESSION})), "nothing", zero_status, via="mcp"),
@@ -299,6 +310,7 @@ ATTEMPTS: list[Attempt] = [
     Attempt("setPersona(shared agent)", "setPersona", const(m("setPersona", f'(agentId: "{AGENT}", input: {{role: "b role"}})', PERSONA)), "own"),
     Attempt("setPersona(A-only agent)", "setPersona", const(m("setPersona", f'(agentId: "{A_ONLY_AGENT}", input: {{role: "b role"}})', PERSONA)), "own"),
     Attempt("learnPersonaTrait(A-only agent)", "learnPersonaTrait", const(m("learnPersonaTrait", f'(agentId: "{A_ONLY_AGENT}", trait: "b trait")')), "own"),
+    Attempt("putItems(A's namespaces and key)", "putItems", const(m("putItems", f'(items: [{{namespace: {NS}, key: "a-key", valueJson: "{{\\"kind\\": \\"b\\"}}"}}, {{namespace: {A_ONLY_NS}, key: "a-key", valueJson: null}}])')), "own"),
     Attempt("addRecord(shared schema, A's shape)", "addRecord", const(m("addRecord", f'(schema: "{SCHEMA}", data: {{title: "b", code: "zephyr"}})', RECORD)), "own"),
     Attempt("registerRecordSchema(shared name)", "registerRecordSchema", const(m("registerRecordSchema", f'(name: "{SCHEMA}", schema: {{type: "object"}})')), "own"),
     Attempt("registerRecordSchema(A-only name)", "registerRecordSchema", const(m("registerRecordSchema", f'(name: "{A_ONLY_SCHEMA}", schema: {{type: "object"}})')), "own"),
@@ -487,6 +499,7 @@ async def seed_b(b: Caller) -> None:
     await b.data(m("addRecord", f'(schema: "{SCHEMA}", data: {{name: "bee", code: "zephyr"}})', "id"))
     await b.data(m("recordEpisode", f'(input: {{outcome: "B outcome", success: true, signature: "{SIG}", description: "B deploy", mappings: {{col: "bee"}}}})', "id"))
     await b.data(m("reflect", "", "id"))
+    await b.data(m("putItems", f'(items: [{{namespace: {NS}, key: "b-key", valueJson: {json.dumps(json.dumps({"text": B_TEXT, "kind": "zephyr"}))}}}])'))
 
 
 async def seed_a(a: Caller) -> dict[str, Any]:
@@ -564,6 +577,15 @@ async def seed_a(a: Caller) -> dict[str, Any]:
         done = await a.data(m("remember", f"(input: {{kind: {kind}, {extra}}})", "memoryId episodeId recordId"))
         remembered += [v for v in done["remember"].values() if v]
     ids["remembered"] = remembered
+    a_items = [
+        (NS, "a-key", {"text": f"zephyr budget ada lovelace {secret('item')}", "kind": "zephyr"}),
+        (A_ONLY_NS, "a-key", {"text": f"zephyr acme london {secret('item2')}", "kind": "zephyr"}),
+    ]
+    puts = ", ".join(
+        f"{{namespace: {ns}, key: {json.dumps(key)}, valueJson: {json.dumps(json.dumps(value))}}}"
+        for ns, key, value in a_items
+    )
+    assert (await a.data(m("putItems", f"(items: [{puts}])")))["putItems"] == 2
     await a.tool("memory_add", {"sessionId": SESSION, "content": A_TEXT["hot"] + " mcp", "type": "fact"})
     ids["mcp_hot"] = [i["id"] for i in (await a.data(q("hot", f'(sessionId: "{SESSION}")', "id")))["hot"]]
     return ids

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import sys
@@ -26,7 +25,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 
-from bench.lib.report import ROOT, run_info, save_json
+from bench.lib.report import ROOT, publish, run_info
 from bench.lib.server import Server
 from bench.lib.stats import percentile
 from graphmem.integrations.langgraph import GraphmemStore
@@ -81,6 +80,32 @@ async def measure(store: BaseStore, items: int, runs: int, seed: int) -> dict[st
     return result
 
 
+#: the issue's targets for a single client at 100,000 stored (p50, ms)
+TARGETS = {"put": 10.0, "get": 5.0, "search_query": 25.0}
+
+
+def section(results: dict[str, Any]) -> str:
+    run = results["run"]
+    g, m = results["graphmem"], results["in_memory"]
+    rows = "\n".join(
+        f"| {op} | {g[op]['p50_ms']} / {g[op]['p99_ms']} | {m[op]['p50_ms']} / {m[op]['p99_ms']} "
+        f"| {TARGETS.get(op, '-')} |"
+        for op in ("put", "get", "search_query", "search_list")
+    )
+    return f"""## LangGraph store: GraphmemStore beside InMemoryStore
+
+`bench/langgraph_store.py --items {results["items"]}`: one client, {g["put"]["runs"]} timed
+requests per operation, one request at a time, against a real `graphmem serve` (no
+enrichment worker: items are embedded on the put) and LangGraph's `InMemoryStore` in the
+same program. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
+Filled at {g["fill_items_per_s"]} items/s (batches of 500, 1,000 namespaces).
+
+| operation | graphmem p50 / p99 ms | InMemoryStore p50 / p99 ms | target p50 ms (100,000 stored) |
+|---|---|---|---|
+{rows}
+"""
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=10_000, help="items stored before timing")
@@ -100,11 +125,7 @@ async def main() -> None:
         results["in_memory"] = await measure(InMemoryStore(), items, runs, 1)
     finally:
         server.stop()
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
-    else:
-        save_json("langgraph_store", results)
-    print(json.dumps({k: results[k] for k in ("graphmem", "in_memory")}, indent=2))
+    publish("langgraph_store", results, section(results), args.out)
     print(f"log: {log.relative_to(ROOT) if log.is_relative_to(ROOT) else log}", file=sys.stderr)
 
 

@@ -156,3 +156,11 @@ def test_neighbours_bench_smoke(tmp_path: Path, stack: Stack) -> None:
         "rss_back_within_50mb",
     }
     assert (tmp_path / "n.png").exists()
+
+
+def test_langgraph_store_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.langgraph_store", tmp_path / "lg.json", stack)
+    for op in ("put", "get", "search_query", "search_list"):
+        assert result["graphmem"][op]["runs"] > 0 and result["graphmem"][op]["p50_ms"] > 0
+        assert result["in_memory"][op]["runs"] > 0  # in-process: may round to 0.0 ms
+    assert result["graphmem"]["fill_items_per_s"] > 0

@@ -15,6 +15,7 @@ from graphmem.domain.models import EmbeddingSpace
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.ner import EntityExtractor
 from graphmem.enrich.tokens import TokenCounter
+from graphmem.memory.entities.graph import KnowledgeGraph
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.facade import Memory
@@ -51,6 +52,7 @@ from graphmem.stores import (
     EpisodeStore,
     GraphStore,
     HotTier,
+    KnowledgeStore,
     Leases,
     ProfileStore,
     ScopeVersions,
@@ -83,6 +85,7 @@ class Parts:
     extractor: EntityExtractor | None = None
     aliases: dict[str, str] = field(default_factory=dict)
     episode_store: EpisodeStore | None = None
+    knowledge_store: KnowledgeStore | None = None
     profiles: ProfileStore | None = None
     conversation: ConversationStore | None = None
     working: WorkingStore | None = None
@@ -117,6 +120,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         if parts.entity_store is not None
         else None
     )
+    knowledge = KnowledgeGraph(parts.knowledge_store) if parts.knowledge_store is not None else None
     changes = ScopeChanges(versions)
     inputs = Inputs(parts.limits)
     sessions = Sessions(hot, config)
@@ -210,6 +214,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         weights=weights,
         events=events,
         entities=entities,
+        knowledge=knowledge,
         episodes=episodes,
         working=working,
         manager=manager,

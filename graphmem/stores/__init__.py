@@ -25,6 +25,7 @@ from graphmem.stores.protocols_kinds import (
     ConversationStore,
     EntityStore,
     EpisodeStore,
+    KnowledgeStore,
     ProfileStore,
     WorkingStore,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "GraphSpaces",
     "GraphStore",
     "HotTier",
+    "KnowledgeStore",
     "Leases",
     "ProfileStore",
     "ScopeVersions",

@@ -120,7 +120,6 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         if parts.entity_store is not None
         else None
     )
-    knowledge = KnowledgeGraph(parts.knowledge_store) if parts.knowledge_store is not None else None
     changes = ScopeChanges(versions)
     inputs = Inputs(parts.limits)
     sessions = Sessions(hot, config)
@@ -146,6 +145,11 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
     # The memory types publish to the same change feed and share working memory.
     working = WorkingMemory(parts.working, quota=admission)
     spaces = TenantSpaces(graph.spaces, space)
+    knowledge = (
+        KnowledgeGraph(parts.knowledge_store, quota=admission)
+        if parts.knowledge_store is not None
+        else None
+    )
     episodes = (
         EpisodicMemory(
             parts.episode_store,

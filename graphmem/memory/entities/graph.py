@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from graphmem.domain.knowledge import KGEntity, KGRelation, KGSubgraph
 from graphmem.domain.models import utcnow
 from graphmem.errors import BadInput, NotFound
+from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
 from graphmem.stores import KnowledgeStore
 
 #: entities, relations, names or observation groups one call may carry
@@ -108,10 +109,14 @@ def _relation(r: RelationInput) -> KGRelation:
 
 
 class KnowledgeGraph:
-    """The nine tools' operations, each one store transaction for the tenant."""
+    """The nine tools' operations, each one store transaction for the tenant. Writes are
+    charged to the tenant's quota (``tiers/quota.py``): an entity or a relation is one
+    item, its text its bytes; what a call may add is reserved before it runs (a name
+    that exists already is charged until the exact count catches up)."""
 
-    def __init__(self, store: KnowledgeStore) -> None:
+    def __init__(self, store: KnowledgeStore, quota: Quota = UNLIMITED) -> None:
         self.store = store
+        self.quota = quota
 
     async def create_entities(self, tenant: str, entities: Sequence[EntityInput]) -> list[KGEntity]:
         """The entities whose names the tenant did not have yet, as created; a name the
@@ -129,9 +134,11 @@ class KnowledgeGraph:
             )
         if not fresh:
             return []
-        return await self.store.create_entities(
-            tenant, list(fresh.values()), uuid.uuid4().hex, utcnow()
-        )
+        size = sum(text_bytes(e.name, e.entity_type, *e.observations) for e in fresh.values())
+        async with charged(self.quota, tenant, len(fresh), size):
+            return await self.store.create_entities(
+                tenant, list(fresh.values()), uuid.uuid4().hex, utcnow()
+            )
 
     async def create_relations(
         self, tenant: str, relations: Sequence[RelationInput]
@@ -142,7 +149,9 @@ class KnowledgeGraph:
         wanted = list({r.key: r for r in map(_relation, relations)}.values())
         if not wanted:
             return []
-        done = await self.store.create_relations(tenant, wanted, uuid.uuid4().hex, utcnow())
+        size = sum(text_bytes(r.relation_type) for r in wanted)
+        async with charged(self.quota, tenant, len(wanted), size):
+            done = await self.store.create_relations(tenant, wanted, uuid.uuid4().hex, utcnow())
         if done.missing:
             names = sorted(set(done.missing))
             raise NotFound(f"no entity named {', '.join(map(repr, names))}", entityNames=names)

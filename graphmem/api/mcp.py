@@ -22,7 +22,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 
-from graphmem.api import mcp_graph
+from graphmem.api import mcp_graph, mcp_graph_tools
 from graphmem.api.http.auth import TENANT_SCOPE_KEY
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.memory import Memory, RecallQuery
@@ -81,7 +81,7 @@ TIER_TOOLS = [
         },
     ),
 ]
-TOOLS = [*TIER_TOOLS, *mcp_graph.TOOLS]
+TOOLS = [*TIER_TOOLS, *mcp_graph_tools.TOOLS]
 
 
 def _str(args: dict[str, Any], name: str, required: bool = True) -> str | None:
@@ -110,7 +110,7 @@ def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
 async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
     """Run one tool under the tenant's admission limits (the request itself was counted
     at the edge, ``limits.FairTurns``); returns JSON-ready data."""
-    if name in ("memory_recall", "memory_spill") or name in mcp_graph.EXPENSIVE:
+    if name in ("memory_recall", "memory_spill") or name in mcp_graph_tools.EXPENSIVE:
         async with service.admission.expensive(tenant):
             return await _call(service, tenant, name, args)
     return await _call(service, tenant, name, args)
@@ -118,7 +118,7 @@ async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) ->
 
 async def _call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
     """Run one tool; returns JSON-ready data (camelCase, as the GraphQL API)."""
-    if name in mcp_graph.NAMES:
+    if name in mcp_graph_tools.NAMES:
         return await mcp_graph.call(service, tenant, name, args)
     if name == "memory_add":
         kind = _str(args, "type")
@@ -208,7 +208,7 @@ def build_server(service: Callable[[], Memory], tenant_of: Callable[[Any], str])
         # the memory-server tools answer with the reference server's text beside the data
         text = (
             mcp_graph.text_of(params.name, data)
-            if params.name in mcp_graph.NAMES
+            if params.name in mcp_graph_tools.NAMES
             else json.dumps(data)
         )
         return types.CallToolResult(

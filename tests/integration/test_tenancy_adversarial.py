@@ -38,7 +38,7 @@ import websockets
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from graphmem.api import mcp_graph
+from graphmem.api import mcp_graph_tools
 from tests.conftest import ROOT, LiveApi, Stack, free_port, new_tenant
 
 pytestmark = pytest.mark.timeout(600)
@@ -701,7 +701,7 @@ def test_the_attempts_cover_every_operation() -> None:
         assert block
         ops |= set(re.findall(r"^  (\w+)[(:]", block.group(1), re.M))
     ops |= {"memory_add", "memory_recall", "memory_spill", "memory_status", "memoryEvents"}
-    ops |= {t.name for t in mcp_graph.TOOLS}
+    ops |= {t.name for t in mcp_graph_tools.TOOLS}
     covered = {a.op for a in ATTEMPTS}
     assert ops - covered == set(), f"operations with no attempt: {sorted(ops - covered)}"
     assert len(ATTEMPTS) >= 60, len(ATTEMPTS)

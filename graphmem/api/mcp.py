@@ -1,6 +1,7 @@
 """The MCP tools of the tier API (docs/concepts.md#tiers) — memory_add, memory_recall,
-memory_spill, memory_status — on the official ``mcp`` SDK's low-level server, so the input
-schemas are exactly the published ones.
+memory_spill, memory_status — and the nine memory-server tools of ``mcp_graph.py`` (the
+reference knowledge-graph server's), on the official ``mcp`` SDK's low-level server, so
+the input schemas are exactly the published ones.
 
 Served two ways: streamable HTTP at ``/mcp`` on the API app (same Bearer key, same
 tenant), and stdio from ``graphmem mcp`` (the key is given on the command line or in
@@ -21,6 +22,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 
+from graphmem.api import mcp_graph, mcp_graph_tools
 from graphmem.api.http.auth import TENANT_SCOPE_KEY
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.memory import Memory, RecallQuery
@@ -29,7 +31,7 @@ log = logging.getLogger("graphmem.mcp")
 
 TOOL_TYPES = ["message", "fact", "decision", "entity", "context", "preference"]
 
-TOOLS = [
+TIER_TOOLS = [
     types.Tool(
         name="memory_add",
         description="Add item to hot memory",
@@ -79,6 +81,7 @@ TOOLS = [
         },
     ),
 ]
+TOOLS = [*TIER_TOOLS, *mcp_graph_tools.TOOLS]
 
 
 def _str(args: dict[str, Any], name: str, required: bool = True) -> str | None:
@@ -107,7 +110,7 @@ def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
 async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
     """Run one tool under the tenant's admission limits (the request itself was counted
     at the edge, ``limits.FairTurns``); returns JSON-ready data."""
-    if name in ("memory_recall", "memory_spill"):
+    if name in ("memory_recall", "memory_spill") or name in mcp_graph_tools.EXPENSIVE:
         async with service.admission.expensive(tenant):
             return await _call(service, tenant, name, args)
     return await _call(service, tenant, name, args)
@@ -115,6 +118,8 @@ async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) ->
 
 async def _call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -> Any:
     """Run one tool; returns JSON-ready data (camelCase, as the GraphQL API)."""
+    if name in mcp_graph_tools.NAMES:
+        return await mcp_graph.call(service, tenant, name, args)
     if name == "memory_add":
         kind = _str(args, "type")
         if kind not in TOOL_TYPES:
@@ -200,8 +205,14 @@ def build_server(service: Callable[[], Memory], tenant_of: Callable[[Any], str])
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(body))], is_error=True
             )
+        # the memory-server tools answer with the reference server's text beside the data
+        text = (
+            mcp_graph.text_of(params.name, data)
+            if params.name in mcp_graph_tools.NAMES
+            else json.dumps(data)
+        )
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=json.dumps(data))],
+            content=[types.TextContent(type="text", text=text)],
             structured_content=data if isinstance(data, dict) else {"result": data},
         )
 

@@ -46,6 +46,7 @@ from graphmem.stores import (
     GraphStore,
     HotTier,
     ItemStore,
+    KnowledgeStore,
     Leases,
     ProfileStore,
     ScopeVersions,
@@ -55,6 +56,7 @@ from graphmem.stores.neo4j.entities import Neo4jEntityStore
 from graphmem.stores.neo4j.episodes import Neo4jEpisodeStore
 from graphmem.stores.neo4j.graph import Neo4jGraphStore
 from graphmem.stores.neo4j.items import Neo4jItemStore
+from graphmem.stores.neo4j.knowledge import Neo4jKnowledgeStore
 from graphmem.stores.neo4j.library import library
 from graphmem.stores.neo4j.profiles import Neo4jProfileStore
 from graphmem.stores.redis.admission import RedisAdmission
@@ -140,6 +142,12 @@ class MemoryBuilder:
         switches it off."""
         self._parts.entity_store, self._parts.extractor = store, extractor
         self._parts.aliases = dict(aliases or {})
+        return self
+
+    def with_knowledge_graph(self, store: KnowledgeStore | None) -> Self:
+        """The knowledge graph of the MCP memory-server tools, kept in ``store``; None
+        switches it off."""
+        self._parts.knowledge_store = store
         return self
 
     def with_episodes(self, store: EpisodeStore | None) -> Self:
@@ -293,6 +301,7 @@ class MemoryBuilder:
             .with_embedder(embedder)
             .with_query_embedder(query_embedder)
             .with_episodes(Neo4jEpisodeStore(graph))
+            .with_knowledge_graph(Neo4jKnowledgeStore(graph))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_items(Neo4jItemStore(graph))
             .with_events(EventBus(hot.client))

@@ -15,6 +15,7 @@ from graphmem.domain.models import EmbeddingSpace
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.ner import EntityExtractor
 from graphmem.enrich.tokens import TokenCounter
+from graphmem.memory.entities.graph import KnowledgeGraph
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.facade import Memory
@@ -53,6 +54,7 @@ from graphmem.stores import (
     GraphStore,
     HotTier,
     ItemStore,
+    KnowledgeStore,
     Leases,
     ProfileStore,
     ScopeVersions,
@@ -85,6 +87,7 @@ class Parts:
     extractor: EntityExtractor | None = None
     aliases: dict[str, str] = field(default_factory=dict)
     episode_store: EpisodeStore | None = None
+    knowledge_store: KnowledgeStore | None = None
     profiles: ProfileStore | None = None
     items: ItemStore | None = None
     conversation: ConversationStore | None = None
@@ -145,6 +148,11 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
     # The memory types publish to the same change feed and share working memory.
     working = WorkingMemory(parts.working, quota=admission)
     spaces = TenantSpaces(graph.spaces, space)
+    knowledge = (
+        KnowledgeGraph(parts.knowledge_store, quota=admission)
+        if parts.knowledge_store is not None
+        else None
+    )
     episodes = (
         EpisodicMemory(
             parts.episode_store,
@@ -213,6 +221,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         weights=weights,
         events=events,
         entities=entities,
+        knowledge=knowledge,
         episodes=episodes,
         working=working,
         manager=manager,

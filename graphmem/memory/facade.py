@@ -14,6 +14,7 @@ from graphmem.enrich import lexical
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.tokens import TokenCounter
 from graphmem.errors import Unavailable
+from graphmem.memory.entities.graph import KnowledgeGraph
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.inputs import Inputs, Limits
@@ -61,6 +62,7 @@ class Memory:
     make every added memory findable in the graph (with ``queue``, the enrichment
     stream) ·
     ``entities``, ``episodes``, ``working``, ``manager`` the other memory types ·
+    ``knowledge`` the knowledge graph of the MCP memory-server tools ·
     ``hot_tier``, ``graph``, ``embedder`` the stores and models underneath.
     """
 
@@ -75,6 +77,8 @@ class Memory:
     weights: Weights
     events: ChangeFeed
     entities: EntityMemory | None
+    #: the agent-curated graph of the MCP memory-server tools (``create_entities`` ...)
+    knowledge: KnowledgeGraph | None
     episodes: EpisodicMemory | None
     working: WorkingMemory
     #: the router over every memory type (with stores for personas, records and history)

@@ -26,6 +26,7 @@ from graphmem.stores.protocols_kinds import (
     EntityStore,
     EpisodeStore,
     ItemStore,
+    KnowledgeStore,
     ProfileStore,
     WorkingStore,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "GraphStore",
     "HotTier",
     "ItemStore",
+    "KnowledgeStore",
     "Leases",
     "ProfileStore",
     "ScopeVersions",

@@ -2,7 +2,8 @@
 
 ``EntityStore``, ``EpisodeStore``, ``ProfileStore`` and ``ConversationStore`` are what
 entity, episodic, persona/structured and short-term memory need; ``WorkingStore`` holds a
-task's working memory. The graph holds the first three (``neo4j/``), Redis the other two
+task's working memory; ``KnowledgeStore`` the agent-curated graph of the MCP
+memory-server tools. The graph holds the first three and the last (``neo4j/``), Redis the other two
 (``redis/conversation.py``, ``redis/working.py``). They return the typed models of
 ``stores/models.py``.
 """
@@ -13,6 +14,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from graphmem.domain.knowledge import (
+    KGEntity,
+    KGPageEntity,
+    KGRelation,
+    KGSubgraph,
+    ObservationsAdded,
+    RelationsCreated,
+)
 from graphmem.settings import PersonaConfig
 from graphmem.stores.models import (
     AliasRule,
@@ -62,6 +71,37 @@ class EntityStore(Protocol):
     async def split(
         self, tenant: str, key: str, surface: str, new_key: str, name: str, now: datetime
     ) -> bool: ...
+
+
+@runtime_checkable
+class KnowledgeStore(Protocol):
+    """The knowledge graph of the MCP memory-server tools. Every write is one
+    transaction: a call that reports ``missing`` or ``full`` wrote nothing. ``limit``s
+    are what the caller will keep: stores return one more when there is more, so the
+    caller can tell the list was cut."""
+
+    async def create_entities(
+        self, tenant: str, entities: Sequence[KGEntity], call_id: str, now: datetime
+    ) -> list[KGEntity]: ...
+    async def create_relations(
+        self, tenant: str, relations: Sequence[KGRelation], call_id: str, now: datetime
+    ) -> RelationsCreated: ...
+    async def add_observations(
+        self, tenant: str, adds: Sequence[tuple[str, Sequence[str]]], cap: int, now: datetime
+    ) -> ObservationsAdded: ...
+    async def delete_entities(self, tenant: str, names: Sequence[str]) -> int: ...
+    async def delete_observations(
+        self, tenant: str, deletions: Sequence[tuple[str, Sequence[str]]], now: datetime
+    ) -> int: ...
+    async def delete_relations(self, tenant: str, relations: Sequence[KGRelation]) -> int: ...
+    async def page(self, tenant: str, after: str | None, limit: int) -> list[KGPageEntity]: ...
+    async def relations_from(
+        self, tenant: str, names: Sequence[str], limit: int
+    ) -> list[KGRelation]: ...
+    async def search(
+        self, tenant: str, lowered: str, limit: int, relation_limit: int
+    ) -> KGSubgraph: ...
+    async def open(self, tenant: str, names: Sequence[str], relation_limit: int) -> KGSubgraph: ...
 
 
 @runtime_checkable

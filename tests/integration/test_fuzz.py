@@ -2,8 +2,9 @@
 its oracle: tests/support/fuzzgen.py).
 
 A fixed seed drives 2,000+ requests against the in-process app (GraphQL at /graphql, the
-MCP tools at /mcp): every Query, Mutation and Subscription field of schema.graphql, the
-four MCP tools and raw-body attacks, each at least once, then a random stream. The bench
+MCP tools at /mcp): every Query, Mutation and Subscription field of schema.graphql, every
+MCP tool (the tier tools and the memory-server tools) and raw-body attacks, each at least
+once, then a random stream. The bench
 (``bench/fuzz.py``) runs the same generator for 10,000+ against a real ``graphmem serve``.
 """
 

@@ -1,6 +1,7 @@
 """A tenant's quota covers every kind it can store, not memories alone: records, record
 schemas, personas, short-term messages, working memory, tasks, steps, hand-overs,
-episodes and imported tasks are items of the same budget (``graphmem/memory/tiers/quota.py``). A
+episodes, imported tasks and the knowledge graph's entities and relations (the MCP
+memory-server tools) are items of the same budget (``graphmem/memory/tiers/quota.py``). A
 write past it is QUOTA_EXCEEDED and stores nothing; what is deleted or expires is given
 back at the exact count."""
 
@@ -11,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from graphmem.api.mcp import call
+from graphmem.errors import QuotaExceeded
 from graphmem.settings import MemoryConfig
 from tests.conftest import Api, Stack, run_cypher
 from tests.support.apis import codes, limited_api
@@ -135,7 +138,38 @@ async def personas(api: Api, tenant: str, stack: Stack) -> int:
     return (await graph_nodes(stack, tenant)).get("Persona", 0)
 
 
+def kg_entity(name: str) -> dict[str, Any]:
+    return {"name": name, "entityType": "thing", "observations": []}
+
+
+async def kg_entities(api: Api, tenant: str, stack: Stack) -> int:
+    service = api.app.state.service
+    for n in range(3):
+        await call(service, tenant, "create_entities", {"entities": [kg_entity(f"e{n}")]})
+    with pytest.raises(QuotaExceeded):
+        await call(service, tenant, "create_entities", {"entities": [kg_entity("e3")]})
+    return (await graph_nodes(stack, tenant)).get("KGEntity", 0)
+
+
+async def kg_relations(api: Api, tenant: str, stack: Stack) -> int:
+    service = api.app.state.service
+    await call(service, tenant, "create_entities", {"entities": [kg_entity("a"), kg_entity("b")]})
+    link = {"relations": [{"from": "a", "to": "b", "relationType": "knows"}]}
+    await call(service, tenant, "create_relations", link)
+    with pytest.raises(QuotaExceeded):
+        back = {"relations": [{"from": "b", "to": "a", "relationType": "knows"}]}
+        await call(service, tenant, "create_relations", back)
+    rows = await run_cypher(
+        stack,
+        "MATCH (:KGEntity {tenant: $tenant})-[r:KG_RELATION]->() RETURN count(r) AS n",
+        tenant=tenant,
+    )
+    return (await graph_nodes(stack, tenant)).get("KGEntity", 0) + int(rows[0]["n"])
+
+
 KINDS: dict[str, Callable[[Api, str, Stack], Awaitable[int]]] = {
+    "knowledge-graph entities": kg_entities,
+    "knowledge-graph relations": kg_relations,
     "records": records,
     "messages": messages,
     "working memory": working,
@@ -235,3 +269,22 @@ async def test_the_exact_count_holds_every_kind(stack: Stack) -> None:
         assert body["errors"][0]["extensions"]["memories"] == 8
         async with stack.redis() as redis:
             assert await redis.hget(f"gm:{{{a}}}:admit:usage", "memories") == "8"
+
+
+async def test_the_exact_count_holds_the_knowledge_graph(stack: Stack) -> None:
+    async with limited_api(stack, quota_memories=3) as api:
+        a, _ = list(api.keys)
+        service = api.app.state.service
+        await call(service, a, "create_entities", {"entities": [kg_entity("x"), kg_entity("y")]})
+        link = {"relations": [{"from": "x", "to": "y", "relationType": "knows"}]}
+        await call(service, a, "create_relations", link)
+        async with stack.redis() as redis:
+            await redis.hset(f"gm:{{{a}}}:admit:usage", mapping={"memories": 1_000})
+        with pytest.raises(QuotaExceeded) as caught:
+            await call(service, a, "create_entities", {"entities": [kg_entity("z")]})
+        assert caught.value.details["memories"] == 3
+        # deleting gives back: the entity and its relation
+        await call(service, a, "delete_entities", {"entityNames": ["y"]})
+        async with stack.redis() as redis:
+            await redis.hset(f"gm:{{{a}}}:admit:usage", mapping={"memories": 1_000})
+        await call(service, a, "create_entities", {"entities": [kg_entity("z")]})

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from graphmem.stores.neo4j.graph import Neo4jGraphStore
+from graphmem.stores.neo4j.knowledge import Neo4jKnowledgeStore
 from graphmem.stores.neo4j.library import library
 from graphmem.stores.redis.hot import RedisHotTier
 from graphmem.stores.redis.lease import RedisLeases
@@ -24,6 +25,7 @@ from tests.conftest import Stack
 from tests.support.contracts.common import unique
 from tests.support.contracts.graph import GraphSetup, GraphStoreContract
 from tests.support.contracts.hot import HotSetup, HotTierContract
+from tests.support.contracts.knowledge import KnowledgeStoreContract
 from tests.support.contracts.leases import LeasesContract, LeasesSetup
 from tests.support.contracts.queue import EnrichmentQueueContract, QueueSetup
 from tests.support.contracts.versions import ScopeVersionsContract, VersionsSetup
@@ -59,6 +61,12 @@ class TestNeo4jGraphStore(GraphStoreContract):
     @pytest.fixture
     def graph_setup(self, neo4j_store: Neo4jGraphStore) -> GraphSetup:
         return GraphSetup(neo4j_store, HashEmbedder(DIMENSION))
+
+
+class TestNeo4jKnowledgeStore(KnowledgeStoreContract):
+    @pytest.fixture
+    def knowledge_store(self, neo4j_store: Neo4jGraphStore) -> Neo4jKnowledgeStore:
+        return Neo4jKnowledgeStore(neo4j_store)
 
 
 class TestRedisScopeVersions(ScopeVersionsContract):

@@ -1,7 +1,8 @@
 """Adversarial tenancy: tenant A fills every kind of memory, then tenant B, under the same
 client-chosen names (session, user, agent, schema) and with A's server-made ids (memories,
 entities, tasks, steps, episodes, records, merges), tries every operation of schema.graphql,
-the four MCP tools and the change feed.
+the four tier MCP tools, the nine MCP memory-server tools (the knowledge graph) and the
+change feed.
 
 The oracle:
 
@@ -37,6 +38,7 @@ import websockets
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from graphmem.api import mcp_graph_tools
 from tests.conftest import ROOT, LiveApi, Stack, free_port, new_tenant
 
 pytestmark = pytest.mark.timeout(600)
@@ -88,8 +90,32 @@ A_STRINGS = [
     "Eiffel Tower",
     "Paris",
     *(secret(k + "-meta") for k in A_TEXT),
+    *(secret(n) for n in ("kgobs", "kgobs2", "kgname", "kgrel")),
     TAG,  # in every secret of A, in any case; B never sends it
 ]
+# the knowledge graph of the MCP memory-server tools: one entity name both tenants use,
+# one only A has (and B later creates as its own), and A's relation type
+KG_SHARED = "Shared Entity"
+KG_A_ONLY = f"A-only {secret('kgname')}"
+KG_A_REL = f"rel-{secret('kgrel')}"
+
+
+def kg_ent(name: str, kind: str, *obs: str) -> dict[str, Any]:
+    return {"name": name, "entityType": kind, "observations": list(obs)}
+
+
+def kg_rel(a: str, b: str, kind: str) -> dict[str, str]:
+    return {"from": a, "to": b, "relationType": kind}
+
+
+def no_graph(v: Any) -> bool:
+    return v["entities"] == [] and v["relations"] == []
+
+
+def done_ok(v: Any) -> bool:
+    return v.get("success") is True
+
+
 QUERY = "zephyr budget ada lovelace acme london s3cr3t"
 
 B_TEXT = "B note about the zephyr budget of team bee"
@@ -248,6 +274,19 @@ ATTEMPTS: list[Attempt] = [
     Attempt("MCP memory_spill(A-only session)", "memory_spill", const(json.dumps({"sessionId": A_ONLY_SESSION})), "nothing", lambda v: v["spilledCount"] == 0, via="mcp"),
     Attempt("MCP memory_spill(shared session, count 100)", "memory_spill", const(json.dumps({"sessionId": SESSION, "count": 100})), "own", via="mcp"),
     Attempt("MCP memory_add(A-only session)", "memory_add", const(json.dumps({"sessionId": A_ONLY_SESSION, "content": "B via MCP", "type": "fact"})), "own", via="mcp"),
+    # ---- MCP memory-server tools (the knowledge graph): reads first, B's writes after ----
+    Attempt("MCP read_graph", "read_graph", const("{}"), "same", via="mcp"),
+    Attempt("MCP search_nodes(A's observation)", "search_nodes", const(json.dumps({"query": secret("kgobs")})), "nothing", no_graph, via="mcp"),
+    Attempt("MCP search_nodes(everything)", "search_nodes", const(json.dumps({"query": ""})), "same", via="mcp"),
+    Attempt("MCP open_nodes(shared and A-only names)", "open_nodes", const(json.dumps({"names": [KG_SHARED, KG_A_ONLY]})), "same", via="mcp"),
+    Attempt("MCP create_relations(to A's entity)", "create_relations", const(json.dumps({"relations": [kg_rel(KG_SHARED, KG_A_ONLY, KG_A_REL)]})), "denied", via="mcp"),
+    Attempt("MCP add_observations(A's entity)", "add_observations", const(json.dumps({"observations": [{"entityName": KG_A_ONLY, "contents": ["B was here"]}]})), "denied", via="mcp"),
+    Attempt("MCP delete_observations(A's observations)", "delete_observations", const(json.dumps({"deletions": [{"entityName": KG_SHARED, "observations": [secret("kgobs")]}, {"entityName": KG_A_ONLY, "observations": [secret("kgobs2")]}]})), "own", done_ok, via="mcp"),
+    Attempt("MCP delete_relations(A's relations)", "delete_relations", const(json.dumps({"relations": [kg_rel(KG_SHARED, KG_A_ONLY, KG_A_REL), kg_rel(KG_A_ONLY, KG_SHARED, "knows")]})), "own", done_ok, via="mcp"),
+    Attempt("MCP delete_entities(A's entities)", "delete_entities", const(json.dumps({"entityNames": [KG_A_ONLY, KG_SHARED]})), "own", done_ok, via="mcp"),
+    Attempt("MCP create_entities(A's names)", "create_entities", const(json.dumps({"entities": [kg_ent(KG_SHARED, "person"), kg_ent(KG_A_ONLY, "project")]})), "own", lambda v: [e["name"] for e in v["entities"]] == [KG_SHARED, KG_A_ONLY], via="mcp"),
+    Attempt("MCP add_observations(B's own, A's name)", "add_observations", const(json.dumps({"observations": [{"entityName": KG_A_ONLY, "contents": ["B's own"]}]})), "own", lambda v: v["results"][0]["addedObservations"] == ["B's own"], via="mcp"),
+    Attempt("MCP create_relations(B's own, A's names)", "create_relations", const(json.dumps({"relations": [kg_rel(KG_SHARED, KG_A_ONLY, KG_A_REL)]})), "own", lambda v: len(v["relations"]) == 1, via="mcp"),
     # ---- writes with A's ids: refused --------------------------------------------------
     Attempt("spill(shared session, A's hot id)", "spill", A(m("spill", f'(sessionId: "{SESSION}", itemIds: ["<hot>"])', "spilledCount spilledIds")), "denied"),
     Attempt("spill(A-only session, A's id)", "spill", A(m("spill", f'(sessionId: "{A_ONLY_SESSION}", itemIds: ["<only>"])', "spilledCount")), "denied"),
@@ -455,6 +494,9 @@ class Caller:
     async def tool(self, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
         assert self.mcp is not None
         result = await self.mcp.call_tool(name, args)
+        if not result.is_error and result.structured_content is not None:
+            # the memory-server tools' text is the reference's (a list, or a sentence)
+            return False, result.structured_content
         return bool(result.is_error), json.loads(result.content[0].text)  # type: ignore[union-attr]
 
 
@@ -500,6 +542,8 @@ async def seed_b(b: Caller) -> None:
     await b.data(m("recordEpisode", f'(input: {{outcome: "B outcome", success: true, signature: "{SIG}", description: "B deploy", mappings: {{col: "bee"}}}})', "id"))
     await b.data(m("reflect", "", "id"))
     await b.data(m("putItems", f'(items: [{{namespace: {NS}, key: "b-key", valueJson: {json.dumps(json.dumps({"text": B_TEXT, "kind": "zephyr"}))}}}])'))
+    failed, _ = await b.tool("create_entities", {"entities": [kg_ent(KG_SHARED, "person", "B's observation")]})
+    assert not failed
 
 
 async def seed_a(a: Caller) -> dict[str, Any]:
@@ -588,6 +632,12 @@ async def seed_a(a: Caller) -> dict[str, Any]:
     assert (await a.data(m("putItems", f"(items: [{puts}])")))["putItems"] == 2
     await a.tool("memory_add", {"sessionId": SESSION, "content": A_TEXT["hot"] + " mcp", "type": "fact"})
     ids["mcp_hot"] = [i["id"] for i in (await a.data(q("hot", f'(sessionId: "{SESSION}")', "id")))["hot"]]
+    for tool, args in (
+        ("create_entities", {"entities": [kg_ent(KG_SHARED, "person", secret("kgobs")), kg_ent(KG_A_ONLY, "project", secret("kgobs2"))]}),
+        ("create_relations", {"relations": [kg_rel(KG_SHARED, KG_A_ONLY, KG_A_REL), kg_rel(KG_A_ONLY, KG_SHARED, "knows")]}),
+    ):
+        failed, result = await a.tool(tool, args)
+        assert not failed, result
     return ids
 
 # fmt: on
@@ -673,6 +723,7 @@ def test_the_attempts_cover_every_operation() -> None:
         assert block
         ops |= set(re.findall(r"^  (\w+)[(:]", block.group(1), re.M))
     ops |= {"memory_add", "memory_recall", "memory_spill", "memory_status", "memoryEvents"}
+    ops |= {t.name for t in mcp_graph_tools.TOOLS}
     covered = {a.op for a in ATTEMPTS}
     assert ops - covered == set(), f"operations with no attempt: {sorted(ops - covered)}"
     assert len(ATTEMPTS) >= 60, len(ATTEMPTS)

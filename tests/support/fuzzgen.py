@@ -3,7 +3,8 @@
 Shared by ``tests/integration/test_fuzz.py`` (in-process app) and ``bench/fuzz.py`` (a real
 ``graphmem serve``). Every Query, Mutation and Subscription field of ``schema.graphql`` is
 an operation (read from the SDL with graphql-core, so new operations are covered without
-a change here), as are the four MCP tools and a list of raw-body attacks.
+a change here), as is every MCP tool (the four tier tools and the nine memory-server
+tools, read from ``graphmem.api.mcp.TOOLS``), and a list of raw-body attacks.
 
 The oracle: status < 500; every GraphQL error (and every MCP tool error) carries a code
 that is not INTERNAL; no message names internals (tracebacks, file names, driver or
@@ -38,11 +39,17 @@ from graphql import (
 )
 from graphql.pyutils import Undefined
 
+from graphmem.api import mcp as mcp_tools
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schema.graphql"
 CYPHER = ROOT / "graphmem" / "stores" / "neo4j" / "cypher"
 
-MCP_TOOLS = ["memory_add", "memory_recall", "memory_spill", "memory_status"]
+#: every MCP tool the server lists: a new tool without arguments here fails the generator
+MCP_TOOLS = [t.name for t in mcp_tools.TOOLS]
+TIER_TOOLS = ["memory_add", "memory_recall", "memory_spill", "memory_status"]
+#: entity names the memory-server tools share, so relations and observations often land
+KG_NAMES = ["Ada", "Acme", "London", "ada", "Paris", "Fuzz_Entity"]
 TOOL_TYPES = ["message", "fact", "decision", "entity", "context", "preference"]
 RAW_KINDS = [
     "malformed_json",
@@ -599,6 +606,8 @@ class Generator:
     def mcp(self, tool: str) -> Request:
         rng = self.rng
         hostility = rng.choice([0.0, 0.1, 0.3, 0.6])
+        if tool not in TIER_TOOLS:
+            return self._rpc(tool, self.kg_args(tool, hostility), hostility)
         args: dict[str, Any] = {}
         spec = {
             "memory_add": {"sessionId": "id", "content": "text", "type": "type"},
@@ -643,6 +652,65 @@ class Generator:
                 )
             else:
                 args[name] = rng.choice(["true", 1, None, "no"]) if hostile else rng.random() < 0.5
+        return self._rpc(tool, args, hostility)
+
+    def kg_args(self, tool: str, hostility: float) -> dict[str, Any]:
+        """Arguments of a memory-server tool: mostly well-formed over a few shared names,
+        with hostile strings, types, sizes and shapes at the given rate."""
+        rng = self.rng
+
+        def text(pool: list[str]) -> Any:
+            if rng.random() >= hostility:
+                return rng.choice(pool)
+            return rng.choice([*HOSTILE_STRINGS, "x" * 2_001, "n" * 257, 7, None, ["a"], {"a": 1}])
+
+        def many(make: Callable[[], Any]) -> Any:
+            if rng.random() < hostility * 0.3:
+                return rng.choice(["not a list", 3, None, {"a": 1}, [make()] * 101])
+            return [make() for _ in range(rng.randint(0, 4))]
+
+        observations = [*SENTENCES, "likes tea", "works remotely"]
+        kinds = ["person", "organization", "city", "knows", "works_at"]
+
+        def entity() -> Any:
+            return {
+                "name": text(KG_NAMES),
+                "entityType": text(kinds),
+                "observations": many(lambda: text(observations)),
+            }
+
+        def relation() -> Any:
+            return {"from": text(KG_NAMES), "to": text(KG_NAMES), "relationType": text(kinds)}
+
+        def group(key: str) -> Callable[[], Any]:
+            return lambda: {"entityName": text(KG_NAMES), key: many(lambda: text(observations))}
+
+        makers: dict[str, Callable[[], dict[str, Any]]] = {
+            "create_entities": lambda: {"entities": many(entity)},
+            "create_relations": lambda: {"relations": many(relation)},
+            "add_observations": lambda: {"observations": many(group("contents"))},
+            "delete_entities": lambda: {"entityNames": many(lambda: text(KG_NAMES))},
+            "delete_observations": lambda: {"deletions": many(group("observations"))},
+            "delete_relations": lambda: {"relations": many(relation)},
+            "read_graph": lambda: {
+                "cursor": text(KG_NAMES),
+                "limit": rng.choice([*HOSTILE_INTS, 1, 5, 1000, 1001, "10"])
+                if rng.random() < hostility
+                else rng.randint(1, 50),
+            },
+            "search_nodes": lambda: {"query": text(["ada", "", "TEA", "lond", "x" * 257])},
+            "open_nodes": lambda: {"names": many(lambda: text(KG_NAMES))},
+        }
+        args = makers[tool]()
+        if tool == "read_graph" and rng.random() < 0.5:
+            del args["cursor"]  # the first page
+        for key in list(args):
+            if rng.random() < hostility * 0.2:
+                del args[key]
+        return args
+
+    def _rpc(self, tool: str, args: dict[str, Any], hostility: float) -> Request:
+        rng = self.rng
         if rng.random() < hostility * 0.2:
             args["bogus"] = rng.choice([1, "x", {"deep": nested_json(50, rng)}])
         arguments: Any = args

@@ -1,5 +1,6 @@
 """Graph rows of the memory kinds beside the tiers, read as typed models: entities, tasks,
-steps, episodes and reflections, personas and structured records.
+steps, episodes and reflections, personas and structured records, and the knowledge
+graph of the MCP memory-server tools (``cypher/kg``).
 
 These are what ``entities.py``, ``episodes.py`` and ``profiles.py`` return (the protocols
 of ``stores/protocols_kinds.py``); they read the keys the named statements of
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from graphmem.domain.knowledge import KGEntity, KGRelation
 from graphmem.settings import PersonaConfig
 from graphmem.stores.models import (
     AliasRule,
@@ -232,3 +234,20 @@ def persona(p: Row) -> PersonaConfig:
 
 def stored_record(row: Row) -> StoredRecord:
     return StoredRecord(id=row["id"], data=row["data"], created_at=when(row.get("createdAt")))
+
+
+# --- the knowledge graph (MCP memory-server tools) --------------------------------------
+def kg_entity(row: Row) -> KGEntity:
+    return KGEntity(
+        name=str(row["name"]),
+        entity_type=str(row["entityType"]),
+        observations=[str(o) for o in row["observations"] or []],
+    )
+
+
+def kg_relation(row: Row) -> KGRelation:
+    return KGRelation(
+        source=str(row["source"]),
+        target=str(row["target"]),
+        relation_type=str(row["relationType"]),
+    )

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.stores import EnrichmentQueue, GraphStore, HotTier, Leases
+from graphmem.stores import EnrichmentQueue, GraphStore, HotTier, KnowledgeStore, Leases
 from tests.support.contracts.graph import GraphSetup, GraphStoreContract
 from tests.support.contracts.hot import HotSetup, HotTierContract
+from tests.support.contracts.knowledge import KnowledgeStoreContract
 from tests.support.contracts.leases import LeasesContract, LeasesSetup
 from tests.support.contracts.queue import EnrichmentQueueContract, QueueSetup
 from tests.support.contracts.versions import ScopeVersionsContract, VersionsSetup
@@ -15,6 +16,7 @@ from tests.support.enrich import HashEmbedder
 from tests.support.fakes.clock import ManualClock
 from tests.support.fakes.graph import FakeGraphStore
 from tests.support.fakes.hot import FakeHotTier
+from tests.support.fakes.knowledge import FakeKnowledgeStore
 from tests.support.fakes.leases import FakeLeases
 from tests.support.fakes.queue import FakeEnrichmentQueue
 from tests.support.fakes.versions import FakeScopeVersions
@@ -54,8 +56,15 @@ class TestFakeLeases(LeasesContract):
         return LeasesSetup(FakeLeases(clock), clock.elapse)
 
 
+class TestFakeKnowledgeStore(KnowledgeStoreContract):
+    @pytest.fixture
+    def knowledge_store(self) -> KnowledgeStore:
+        return FakeKnowledgeStore()
+
+
 def test_the_fakes_implement_the_store_protocols() -> None:
     hot, graph = FakeHotTier(), FakeGraphStore()
     assert isinstance(hot, HotTier) and isinstance(graph, GraphStore)
     assert isinstance(FakeEnrichmentQueue(), EnrichmentQueue)
     assert isinstance(FakeLeases(), Leases)
+    assert isinstance(FakeKnowledgeStore(), KnowledgeStore)

@@ -41,5 +41,13 @@ CALL () {
          sum(size(coalesce(n.role, '')) + size(coalesce(n.tone, ''))
              + reduce(total = 0, s IN coalesce(n.expertise, []) + coalesce(n.constraints, [])
                       | total + size(s))) AS bytes
+  UNION ALL
+  MATCH (n:KGEntity) WHERE n.tenant = $tenant AND n.name IS NOT NULL
+  RETURN 'kgEntity' AS kind, count(n) AS items,
+         sum(size(n.name) + size(coalesce(n.entityType, ''))
+             + reduce(total = 0, o IN coalesce(n.observations, []) | total + size(o))) AS bytes
+  UNION ALL
+  MATCH (n:KGEntity)-[r:KG_RELATION]->() WHERE n.tenant = $tenant AND n.name IS NOT NULL
+  RETURN 'kgRelation' AS kind, count(r) AS items, sum(size(r.relationType)) AS bytes
 }
 RETURN kind, items, bytes

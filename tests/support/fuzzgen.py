@@ -1011,8 +1011,24 @@ def leak_patterns() -> list[tuple[str, re.Pattern[str]]]:
 LEAKS = leak_patterns()
 
 
-def leaks(message: str) -> list[str]:
+def leaks(message: str, sent: Any = None) -> list[str]:
+    """The leak patterns ``message`` matches once the strings the request itself sent
+    (``sent``: its variables or tool arguments) are taken out: an error that quotes the
+    client's own input back ("found: {'status': 'failed-ish', ...}") leaks nothing."""
+    for text in sorted(_strings(sent), key=len, reverse=True):
+        if len(text) >= 3:
+            message = message.replace(text, " ")
     return [name for name, pattern in LEAKS if pattern.search(message)]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 @dataclass
@@ -1056,7 +1072,8 @@ def judge(req: Request, status: int, raw: bytes) -> Outcome:
             elif code == "INTERNAL":
                 problems.append(f"{where}: INTERNAL")
             message = str(err.get("message", ""))
-            for name in leaks(message + " " + json.dumps(ext, ensure_ascii=False, default=str)):
+            echoed = message + " " + json.dumps(ext, ensure_ascii=False, default=str)
+            for name in leaks(echoed, req.variables or req.arguments):
                 problems.append(f"{where}: leak ({name})")
 
     if isinstance(body, dict) and "errors" in body:
@@ -1069,7 +1086,7 @@ def judge(req: Request, status: int, raw: bytes) -> Outcome:
                 continue
             if isinstance(msg.get("error"), dict):  # JSON-RPC protocol error
                 codes.append(f"rpc {msg['error'].get('code')}")
-                for name in leaks(str(msg["error"].get("message", ""))):
+                for name in leaks(str(msg["error"].get("message", "")), req.arguments):
                     problems.append(f"mcp rpc error: leak ({name})")
             result = msg.get("result")
             if isinstance(result, dict) and "content" in result:
@@ -1082,7 +1099,7 @@ def judge(req: Request, status: int, raw: bytes) -> Outcome:
                     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                         codes.append("none")
                         problems.append(f"mcp: tool error without a code: {shorten(texts, 200)}")
-                        for name in leaks(" ".join(map(str, texts))):
+                        for name in leaks(" ".join(map(str, texts)), req.arguments):
                             problems.append(f"mcp: leak ({name})")
     return Outcome(status, codes, problems, text, data)
 

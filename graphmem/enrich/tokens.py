@@ -43,7 +43,7 @@ def tokenizer_path() -> Path:
         return path
     try:
         (path,) = MINILM_TOKENIZER.installed(models_dir())
-        return path
+        return path.resolve()  # handed to processes that run elsewhere (bench/peer.py)
     except ConfigurationError:
         pass
     spec = find_spec(MODEL_PACKAGE)

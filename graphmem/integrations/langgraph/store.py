@@ -39,6 +39,28 @@ T = TypeVar("T")
 PUTS_PER_CALL, GETS_PER_CALL = 500, 1_000
 
 
+def _checked(ops: Iterable[Op]) -> list[Op]:
+    """``ops`` as a list, refused here (in the caller) when one is malformed, so that a
+    bad call never fails the others run with it."""
+    listed = list(ops)
+    for op in listed:
+        if not isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
+            raise TypeError(f"unknown store operation: {op!r}")
+        validate_op_namespace(op)  # ops given to batch() skip BaseStore's checks
+    return listed
+
+
+async def _settle(done: asyncio.Future[list[Result]], work: Awaitable[list[Result]]) -> None:
+    try:
+        result = await work
+    except Exception as exc:
+        if not done.done():
+            done.set_exception(exc)
+    else:
+        if not done.done():
+            done.set_result(result)
+
+
 def _item(found: StoreItem) -> Item:
     return Item(
         value=found.value,
@@ -70,7 +92,10 @@ class GraphmemStore(BaseStore):
     atomic on the server, so a refused one changed nothing and is safe to repeat.
 
     Every call runs on one event loop in a thread of the store's own, so ``batch`` and
-    ``abatch`` share one async client whichever thread or loop they are called from."""
+    ``abatch`` share one async client whichever thread or loop they are called from.
+    Calls run in the order they were made, as with LangGraph's batched stores: the ones
+    made while a batch is in flight are run together next, in order (so ``put``,
+    ``delete``, ``put`` of one key gathered at once leave the second put)."""
 
     supports_ttl = False
 
@@ -91,6 +116,9 @@ class GraphmemStore(BaseStore):
         )
         self._thread.start()
         self._client = AsyncGraphmem(url, key, timeout=timeout)
+        #: calls waiting for the running batch (touched only on the store's loop)
+        self._queued: list[tuple[list[Op], asyncio.Future[list[Result]]]] = []
+        self._draining = False
 
     # --- lifecycle ----------------------------------------------------------------------
     def _submit(self, work: Awaitable[T]) -> Future[T]:
@@ -117,16 +145,47 @@ class GraphmemStore(BaseStore):
 
     # --- BaseStore ----------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return self._submit(self._run(list(ops))).result()
+        return self._submit(self._ordered(_checked(ops))).result()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.wrap_future(self._submit(self._run(list(ops))))
+        return await asyncio.wrap_future(self._submit(self._ordered(_checked(ops))))
+
+    async def _ordered(self, ops: list[Op]) -> list[Result]:
+        """``ops`` run after every call made before this one (the store's loop takes
+        submissions in the order they were made)."""
+        done: asyncio.Future[list[Result]] = self._loop.create_future()
+        self._queued.append((ops, done))
+        if not self._draining:
+            self._draining = True
+            self._loop.create_task(self._drain())
+        return await done
+
+    async def _drain(self) -> None:
+        try:
+            while self._queued:
+                calls, self._queued = self._queued, []
+                try:
+                    results = await self._run([op for ops, _ in calls for op in ops])
+                except Exception as exc:
+                    if len(calls) == 1:
+                        if not calls[0][1].done():
+                            calls[0][1].set_exception(exc)
+                        continue
+                    # A refusal of the whole (a server's write is atomic: nothing of it
+                    # was stored) is answered call by call, in order, so that one bad
+                    # call never fails the others.
+                    for ops, done in calls:
+                        await _settle(done, self._run(ops))
+                    continue
+                at = 0
+                for ops, done in calls:
+                    if not done.done():
+                        done.set_result(results[at : at + len(ops)])
+                    at += len(ops)
+        finally:
+            self._draining = False
 
     async def _run(self, ops: list[Op]) -> list[Result]:
-        for op in ops:
-            if not isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
-                raise TypeError(f"unknown store operation: {op!r}")
-            validate_op_namespace(op)  # ops given to batch() skip BaseStore's checks
         results: list[Result] = [None] * len(ops)
         start = 0
         while start < len(ops):

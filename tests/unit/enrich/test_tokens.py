@@ -92,7 +92,10 @@ def test_the_tokenizer_is_found_where_services_install_unpacked_it(
     with pytest.raises(ConfigurationError):
         tokens.tokenizer_path()  # not from the jar graphmem expects
     (folder / ".jar-sha256").write_text(MINILM_TOKENIZER.sha256 + "\n")
-    assert tokens.tokenizer_path() == unpacked
+    assert tokens.tokenizer_path() == unpacked.resolve()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRAPHMEM_MODELS_DIR", ".")  # relative: resolved where it was found
+    assert tokens.tokenizer_path() == unpacked.resolve()
 
     monkeypatch.setenv("GRAPHMEM_TOKENIZER_PATH", str(tmp_path / "nothing.json"))
     with pytest.raises(ConfigurationError, match=r"nothing\.json"):

@@ -314,6 +314,37 @@ def stack_env(stack: Stack, **extra: str) -> dict[str, str]:
     return env | extra
 
 
+@contextlib.contextmanager
+def serving(stack: Stack, keys: dict[str, str], **env: str) -> Iterator[str]:
+    """A real `graphmem serve` on the test stack with API ``keys`` (key → tenant): its URL,
+    the server stopped afterwards."""
+    port = free_port()
+    api_keys = ",".join(f"{k}={t}" for k, t in keys.items())
+    proc = start_server(stack_env(stack, GRAPHMEM_API_KEYS=api_keys, **env), port)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def mcp_stdio_params(api: LiveApi, stack: Stack) -> Any:
+    """How an MCP client starts `graphmem mcp` over stdio with ``api``'s first key."""
+    from mcp import StdioServerParameters
+
+    tenant, key = next(iter(api.keys.items()))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | {
+        "NEO4J_URI": stack.neo4j_uri,
+        "REDIS_URL": stack.redis_url,
+        "NEO4J_PASSWORD": stack.neo4j_password,
+        "GRAPHMEM_API_KEYS": f"{key}={tenant}",
+        "GRAPHMEM_KEY": key,
+    }
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "graphmem.ops.cli", "mcp"], env=env, cwd=str(ROOT)
+    )
+
+
 def start_server(env: dict[str, str], port: int, timeout: float = 60) -> subprocess.Popen[bytes]:
     """`graphmem serve` as a real process, returned once /readyz answers 200."""
     import time

@@ -14,21 +14,15 @@ from anthropic.lib.tools._tool_dispatch import run_runnable_tool, tool_error_con
 
 from graphmem.client import Graphmem
 from graphmem.integrations.anthropic import AsyncGraphmemMemoryTool, GraphmemMemoryTool
-from tests.conftest import Stack, free_port, stack_env, start_server
+from tests.conftest import Stack, serving
 
 KEYS = [f"am-key-{n}-{uuid.uuid4().hex[:8]}" for n in range(2)]
 
 
 @pytest.fixture(scope="module")
 def url(stack: Stack) -> Iterator[str]:
-    port = free_port()
-    keys = ",".join(f"{k}=t-am{n}-{uuid.uuid4().hex[:8]}" for n, k in enumerate(KEYS))
-    proc = start_server(stack_env(stack, GRAPHMEM_API_KEYS=keys), port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with serving(stack, {k: f"t-am{n}-{uuid.uuid4().hex[:8]}" for n, k in enumerate(KEYS)}) as u:
+        yield u
 
 
 async def run(tool: Any, **command: Any) -> tuple[str, bool]:

@@ -6,18 +6,16 @@ tenant's graph in Neo4j."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import ROOT, LiveApi, Stack
+from tests.conftest import LiveApi, Stack, mcp_stdio_params
 
 NINE = {
     "create_entities",
@@ -41,18 +39,7 @@ async def over_http(api: LiveApi, tenant: str | None = None) -> AsyncIterator[Cl
 
 @asynccontextmanager
 async def over_stdio(api: LiveApi, stack: Stack) -> AsyncIterator[Client]:
-    tenant, key = next(iter(api.keys.items()))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | {
-        "NEO4J_URI": stack.neo4j_uri,
-        "REDIS_URL": stack.redis_url,
-        "NEO4J_PASSWORD": stack.neo4j_password,
-        "GRAPHMEM_API_KEYS": f"{key}={tenant}",
-        "GRAPHMEM_KEY": key,
-    }
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "graphmem.ops.cli", "mcp"], env=env, cwd=str(ROOT)
-    )
-    async with Client(params) as c:
+    async with Client(mcp_stdio_params(api, stack)) as c:
         yield c
 
 

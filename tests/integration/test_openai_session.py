@@ -21,21 +21,15 @@ from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
 from graphmem.client import Graphmem
 from graphmem.integrations.openai_agents import GraphmemSession, ItemError, session_of
-from tests.conftest import Stack, free_port, stack_env, start_server
+from tests.conftest import Stack, serving
 
 KEYS = [f"oa-key-{n}-{uuid.uuid4().hex[:8]}" for n in range(2)]
 
 
 @pytest.fixture(scope="module")
 def url(stack: Stack) -> Iterator[str]:
-    port = free_port()
-    keys = ",".join(f"{k}=t-oa{n}-{uuid.uuid4().hex[:8]}" for n, k in enumerate(KEYS))
-    proc = start_server(stack_env(stack, GRAPHMEM_API_KEYS=keys), port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with serving(stack, {k: f"t-oa{n}-{uuid.uuid4().hex[:8]}" for n, k in enumerate(KEYS)}) as u:
+        yield u
 
 
 @pytest.fixture

@@ -5,18 +5,16 @@ through GraphQL and through MCP (streamable HTTP and stdio)."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import ROOT, LiveApi, Stack
+from tests.conftest import LiveApi, Stack, mcp_stdio_params
 
 ADD = "mutation($s: ID!, $c: String!, $t: MemoryType!) { addMemory(input: {sessionId: $s, content: $c, type: $t}) { id } }"  # noqa: E501
 SPILL = "mutation($s: ID!) { spill(sessionId: $s) { spilledCount } }"
@@ -81,18 +79,7 @@ async def mcp_http(api: LiveApi) -> AsyncIterator[McpDriver]:
 
 @asynccontextmanager
 async def mcp_stdio(api: LiveApi, stack: Stack) -> AsyncIterator[McpDriver]:
-    tenant, key = next(iter(api.keys.items()))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | {
-        "NEO4J_URI": stack.neo4j_uri,
-        "REDIS_URL": stack.redis_url,
-        "NEO4J_PASSWORD": stack.neo4j_password,
-        "GRAPHMEM_API_KEYS": f"{key}={tenant}",
-        "GRAPHMEM_KEY": key,
-    }
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "graphmem.ops.cli", "mcp"], env=env, cwd=str(ROOT)
-    )
-    async with Client(params) as c:
+    async with Client(mcp_stdio_params(api, stack)) as c:
         yield McpDriver(c)
 
 

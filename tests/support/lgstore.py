@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from graphmem.integrations.langgraph import GraphmemStore
-from tests.conftest import Stack, free_port, stack_env, start_server
+from tests.conftest import Stack, serving
 
 
 @dataclass
@@ -25,11 +25,5 @@ class Served:
 def served(stack: Stack, tenants: int, **env: str) -> Iterator[Served]:
     keys = [f"lg-key-{n}-{uuid.uuid4().hex[:8]}" for n in range(tenants)]
     names = [f"t-lg{n}-{uuid.uuid4().hex[:8]}" for n in range(tenants)]
-    port = free_port()
-    api_keys = ",".join(f"{k}={t}" for k, t in zip(keys, names, strict=True))
-    proc = start_server(stack_env(stack, GRAPHMEM_API_KEYS=api_keys, **env), port)
-    try:
-        yield Served(f"http://127.0.0.1:{port}", keys, names)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with serving(stack, dict(zip(keys, names, strict=True)), **env) as url:
+        yield Served(url, keys, names)

@@ -44,7 +44,15 @@ def ns(n: int) -> tuple[str, ...]:
     return ("users", f"u{n % 1000}", "memories")
 
 
+#: untimed calls before each operation's timed ones: the first single-item put after a
+#: fill of batches took 100-320 ms (onnxruntime's first run of a new input shape), which
+#: was the put's whole p99
+WARMUP = 3
+
+
 async def timed(runs: int, op: Callable[[int], Awaitable[Any]]) -> dict[str, float]:
+    for n in range(WARMUP):
+        await op(runs + n)
     took = []
     for n in range(runs):
         started = time.perf_counter()

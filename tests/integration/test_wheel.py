@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import free_port
-from tests.support.wheel import ROOT, build_wheel
+from tests.conftest import ROOT, free_port
+from tests.support.wheel import build_wheel
 
 PASSWORD = "wheel-smoke-pw"
 

@@ -375,7 +375,8 @@ async def empty_redis_db(stack: Stack, db: int) -> str:
     """The URL of Redis database ``db`` of the test stack, emptied. For tests whose
     maintenance pass visits every tenant in Redis: in a database of their own, they
     neither flush nor spill what other tests left behind. Each such test has its own
-    number (1 two API processes, 3 noisy neighbours, 4 and 6 Redis layout and copy, 7
+    number (1 two API processes, 2 the second lane of `./dev test` (its default
+    database), 3 noisy neighbours, 4 and 6 Redis layout and copy, 7
     faults, 5 the ingest bench's smoke, 8 poison, 9 tiers and replicas, 10 and 11
     visibility, 12 worker faults, 13 and 14 the soak bench, 15 the mixed bench).
 

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import (
     AliasChoices,
     Field,
+    SecretStr,
     ValidationError,
     field_validator,
 )
@@ -219,6 +220,12 @@ class Settings(BaseSettings):
     #: per tenant: memories and bytes of content it may store (0: no quota)
     quota_memories: int = Field(0, ge=0)
     quota_bytes: int = Field(0, ge=0)
+    #: the secret erasure receipts are signed with (HMAC-SHA256, at least 32
+    #: characters); unset, a key of this install is created in ``home``/receipt-key on
+    #: first use (graphmem/receiptkey.py): replicas that do not share it must set this
+    receipt_key: SecretStr | None = Field(None, min_length=32)
+    #: days a tombstone keeps an erased subject from coming back (docs/concepts.md#erasure)
+    tombstone_days: float = Field(30.0, ge=1, le=3650)
     #: bearer token for GET /metrics (its series name tenants, so no API key may read
     #: them); unset, /metrics answers 403
     metrics_token: str | None = None
@@ -345,6 +352,10 @@ class Settings(BaseSettings):
     @property
     def dev_key_file(self) -> Path:
         return self.home / "dev-api-key"
+
+    @property
+    def receipt_key_file(self) -> Path:
+        return self.home / "receipt-key"
 
 
 def setting_name(loc: tuple[int | str, ...]) -> str:

@@ -35,6 +35,7 @@ from graphmem.memory.inputs import Limits
 from graphmem.memory.policy import DemotionPolicy, MemoryRules
 from graphmem.memory.tiers.admission import AdmissionLimits
 from graphmem.metrics import Metrics
+from graphmem.receiptkey import receipt_key
 from graphmem.settings import MemoryConfig, PersonaConfig, Settings
 from graphmem.stores import (
     AdmissionStore,
@@ -179,6 +180,12 @@ class MemoryBuilder:
         self._parts.working = store
         return self
 
+    def with_receipts(self, key: bytes, tombstone_days: float = 30.0) -> Self:
+        """The key erasure receipts are signed with (every replica needs the same), and
+        how long a tombstone keeps an erased subject out (docs/concepts.md#erasure)."""
+        self._parts.receipt_key, self._parts.tombstone_days = key, tombstone_days
+        return self
+
     def with_leases(self, leases: Leases | None) -> Self:
         """Leases that let one replica at a time run the maintenance loop; None: this
         process runs it whatever the others do."""
@@ -307,6 +314,7 @@ class MemoryBuilder:
             .with_events(EventBus(hot.client))
             .with_working(RedisWorkingStore(hot.client))
             .with_leases(RedisLeases(hot.client))
+            .with_receipts(receipt_key(settings), settings.tombstone_days)
             .with_queue(
                 RedisEnrichmentQueue(hot.client, tenant_items=settings.enrich_tenant_items)
                 if settings.write_behind

@@ -8,6 +8,7 @@ each other, so that no capability is connected to another after construction.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -33,6 +34,7 @@ from graphmem.memory.tiers.ingest import Ingest
 from graphmem.memory.tiers.listing import Listing
 from graphmem.memory.tiers.maintenance import Maintenance
 from graphmem.memory.tiers.promotion import Promotion
+from graphmem.memory.erasure.erasure import Erasure
 from graphmem.memory.tiers.removal import Removal
 from graphmem.memory.tiers.reporting import Reporting
 from graphmem.memory.tiers.sessions import Sessions
@@ -98,6 +100,9 @@ class Parts:
     versions: ScopeVersions | None = None
     cache_bytes: int = 256 * 2**20
     cache_scope_limit: int = 20_000
+    #: the key erasure receipts are signed with; None: a random key of this process
+    receipt_key: bytes | None = None
+    tombstone_days: float = 30.0
 
 
 def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -> Memory:
@@ -244,6 +249,17 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         ranker=ranker,
         recall=recall,
         removal=Removal(hot, graph, sessions, events, changes, entities),
+        erasure=Erasure(
+            hot,
+            graph,
+            sessions,
+            events,
+            changes,
+            parts.receipt_key or secrets.token_bytes(32),
+            parts.tombstone_days,
+            entities,
+            parts.conversation,
+        ),
         reports=reports,
         listing=Listing(inputs, hot, graph),
         maintenance=Maintenance(

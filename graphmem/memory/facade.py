@@ -30,6 +30,7 @@ from graphmem.memory.tiers.ingest import Ingest
 from graphmem.memory.tiers.listing import Listing
 from graphmem.memory.tiers.maintenance import Maintenance
 from graphmem.memory.tiers.promotion import Promotion
+from graphmem.memory.erasure.erasure import Erasure
 from graphmem.memory.tiers.removal import Removal
 from graphmem.memory.tiers.reporting import Reporting
 from graphmem.memory.tiers.sessions import Sessions
@@ -105,6 +106,8 @@ class Memory:
     ranker: Ranker
     recall: Recall
     removal: Removal
+    #: forget with a receipt and a tombstone (``graphmem/memory/erasure/``)
+    erasure: Erasure
     reports: Reporting
     listing: Listing
     maintenance: Maintenance

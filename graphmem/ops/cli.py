@@ -123,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         "at most this long (0: return at once; default 600)",
     )
     _api_options(importing)
+    receipt = sub.add_parser("receipt", help="check an erasure receipt")
+    receipt_actions = receipt.add_subparsers(dest="action", required=True)
+    verifying = receipt_actions.add_parser(
+        "verify", help="exit 0 if FILE is a receipt this install signed, unchanged"
+    )
+    verifying.add_argument("file")
     exporting = sub.add_parser("export", help="a user's memories and entities as JSONL")
     exporting.add_argument("--user", required=True)
     exporting.add_argument("--out", default="-", help="file to write (default: stdout)")
@@ -172,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
 
             print("GraphQL IDE files in", fetch())
             return 0
+        if args.command == "receipt":
+            from graphmem.ops.commands.receipts import verify_file
+
+            return verify_file(settings, args.file)
         if args.command == "doctor":
             return stack.run_doctor(settings)
         if args.command == "schema":

@@ -27,6 +27,7 @@ from graphmem.domain.models import (
     Tier,
     TierCount,
 )
+from graphmem.stores.protocols_kinds import GraphErasure
 from graphmem.stores.models import (
     Enriched,
     EnrichmentJob,
@@ -272,6 +273,8 @@ class GraphStore(Protocol):
     scans: GraphScans
     #: which model's vectors each tenant holds, and `graphmem reembed`'s steps
     spaces: GraphSpaces
+    #: tombstones, a subject's counts, the erasure receipts' log
+    erasure: GraphErasure
 
     async def ping(self) -> None: ...
     async def migrate(self, dimension: int) -> list[str]: ...

@@ -29,6 +29,7 @@ from graphmem.stores.models import (
     Episode,
     EpisodeSteps,
     ItemWrite,
+    Located,
     MergeResult,
     Message,
     OwnedTask,
@@ -36,7 +37,9 @@ from graphmem.stores.models import (
     ScoredEpisode,
     Step,
     StoredItem,
+    StoredReceipt,
     StoredRecord,
+    SubjectCounts,
     Task,
     TaskDetail,
     Transfer,
@@ -180,7 +183,50 @@ class ProfileStore(Protocol):
 class ConversationStore(Protocol):
     async def append(self, tenant: str, session_id: str, message: Message, ttl: int) -> int: ...
     async def last(self, tenant: str, session_id: str, n: int) -> list[Message]: ...
-    async def clear(self, tenant: str, session_id: str) -> None: ...
+    async def clear(self, tenant: str, session_id: str) -> int: ...
+    async def count(self, tenant: str, session_id: str) -> int: ...
+
+
+@runtime_checkable
+class GraphErasure(Protocol):
+    """Erasure in the graph (``graphmem/memory/erasure/``): tombstones every memory write
+    checks, what the graph holds of a subject, a session's removal, the receipts' log."""
+
+    async def tombstone(
+        self, tenant: str, kind: str, subjects: Sequence[str], at: datetime, expires_at: datetime
+    ) -> int: ...
+    async def tombstones(
+        self, tenant: str, kind: str, subjects: Sequence[str]
+    ) -> dict[str, datetime]: ...
+    async def expire_tombstones(self, tenant: str, now: datetime, limit: int = 1000) -> int: ...
+    async def counts(
+        self,
+        tenant: str,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        ids: Sequence[str] = (),
+    ) -> SubjectCounts: ...
+    async def forget_session(
+        self, tenant: str, session_id: str
+    ) -> tuple[int, list[str], list[Located], int]: ...
+    async def add_receipt(
+        self,
+        tenant: str,
+        receipt_id: str,
+        at: datetime,
+        kind: str,
+        user_id: str | None,
+        session_id: str | None,
+        document: str,
+        imported: bool = False,
+    ) -> bool: ...
+    async def receipts(
+        self,
+        tenant: str,
+        user_id: str | None,
+        before: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[StoredReceipt]: ...
 
 
 @runtime_checkable

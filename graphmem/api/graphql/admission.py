@@ -30,6 +30,8 @@ EXPENSIVE = frozenset(
         "spill",
         "prune",
         "forgetUser",
+        "forgetSession",
+        "forgetMemories",
         "find",
         "stats",
         "retrieve",

@@ -10,6 +10,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphmem.api.graphql.context import service_of, str_or_none
+from graphmem.api.graphql.erasure_types import ErasureReceipt
 from graphmem.api.graphql.types import (
     AddMemoryInput,
     EnrichmentStatus,
@@ -240,16 +241,19 @@ class MemoryMutation:
 
     @strawberry.mutation(
         description="Remove everything a user owns: memories in every tier, entities only "
-        "they mentioned, their mention edges, empty sessions and the user itself."
+        "they mentioned, their mention edges, their sessions' messages, empty sessions and "
+        "the user itself; keep it from coming back (a tombstone); a signed receipt."
     )
     async def forget_user(self, info: Info[Any, Any], user_id: strawberry.ID) -> ForgetUserResult:
         service, tenant = service_of(info)
-        done = await service.removal.forget_user(tenant, str(user_id))
+        done = await service.erasure.forget_user(tenant, str(user_id))
         return ForgetUserResult(
-            hot_memories=done["hotMemories"],
-            graph_memories=done["graphMemories"],
-            sessions=done["sessions"],
-            entities=done["entities"],
+            hot_memories=done.counts["hotMemories"],
+            graph_memories=done.counts["graphMemories"],
+            sessions=done.counts["sessions"],
+            entities=done.counts["entities"],
+            messages=done.counts["messages"],
+            receipt=ErasureReceipt.of(done.receipt),
         )
 
     @strawberry.mutation(description="Override tier settings for one session.")
@@ -270,4 +274,5 @@ class MemoryMutation:
     )
     async def forget(self, info: Info[Any, Any], item_id: strawberry.ID) -> bool:
         service, tenant = service_of(info)
-        return await service.removal.forget(tenant, str(item_id))
+        done = await service.erasure.forget_items(tenant, [str(item_id)])
+        return bool(done.counts["hotMemories"] or done.counts["graphMemories"])

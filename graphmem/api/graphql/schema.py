@@ -17,6 +17,7 @@ from strawberry.types.graphql import OperationType
 
 from graphmem.api.graphql.admission import AdmissionControl
 from graphmem.api.graphql.entities import EntityMutation, EntityQuery
+from graphmem.api.graphql.erasure import ErasureMutation, ErasureQuery
 from graphmem.api.graphql.episodes import EpisodeMutation, EpisodeQuery
 from graphmem.api.graphql.errors import TypedErrors, typed_error
 from graphmem.api.graphql.feed import Subscription
@@ -29,7 +30,9 @@ from graphmem.api.graphql.task_transfer import TaskTransferMutation, TaskTransfe
 
 # The SDL lists the fragments' fields in base order, so memory's core operations come first.
 @strawberry.type
-class Query(MemoryQuery, EntityQuery, EpisodeQuery, TaskTransferQuery, KindsQuery, ItemQuery):
+class Query(
+    MemoryQuery, EntityQuery, EpisodeQuery, TaskTransferQuery, KindsQuery, ItemQuery, ErasureQuery
+):
     pass
 
 
@@ -41,6 +44,7 @@ class Mutation(
     TaskTransferMutation,
     KindsMutation,
     ItemMutation,
+    ErasureMutation,
 ):
     pass
 

@@ -10,6 +10,7 @@ from typing import Any, cast
 import strawberry
 from strawberry.scalars import JSON
 
+from graphmem.api.graphql.erasure_types import ErasureReceipt
 from graphmem.domain import models
 from graphmem.domain.models import EventKind, MemoryType, Tier
 from graphmem.memory.search.fusion import Retriever
@@ -288,6 +289,8 @@ class ForgetUserResult:
     entities: int = strawberry.field(
         description="Entities removed because nobody else mentions them"
     )
+    messages: int = strawberry.field(description="short-term messages of their sessions removed")
+    receipt: ErasureReceipt
 
 
 @strawberry.input(description="A retention policy; at least one of the three rules")

@@ -28,6 +28,9 @@ from graphmem.stores import ChangeFeed, GraphStore, HotTier
 from graphmem.stores.models import GraphMemory
 
 log = logging.getLogger("graphmem.memory")
+#: the reason ``_upsert`` gives for an item the graph did not write because its subject
+#: was erased (a tombstone): not a refusal to park, the item is dropped
+ERASED = "erased"
 T = TypeVar("T")
 
 
@@ -147,8 +150,10 @@ class Flusher:
                     )
                     raise
                 self.breaker.reset()
+                erased = [i.id for i in batch if refused.get(i.id) == ERASED]
+                refused = {k: v for k, v in refused.items() if v != ERASED}
                 await self._park(tenant, session_id, batch, refused)
-                await self.hot.remove(tenant, session_id, [i.id for i in kept])
+                await self.hot.remove(tenant, session_id, [i.id for i in kept] + erased)
                 for item in kept:
                     (warm if item.id in warm_ids else cold).append(item.id)
                     spilled.append(item.id)
@@ -188,7 +193,7 @@ class Flusher:
         if not items:
             return {}
         try:
-            await self.with_retry(
+            written = await self.with_retry(
                 partial(
                     self.graph.upsert,
                     tenant,
@@ -197,7 +202,10 @@ class Flusher:
                 ),
                 retries,
             )
-            return {}
+            # An item the graph did not write is one of an erased subject (its
+            # tombstone): it leaves the hot tier as a spilled one does, and is not counted.
+            landed = set(written)
+            return {i.id: ERASED for i in items if i.id not in landed}
         except BadInput as exc:
             if len(items) == 1:
                 return {items[0].id: exc.message}

@@ -59,9 +59,15 @@ class WriteBehind:
         spill took first is enriched where it went, if the spill left that to this job
         (``enrichment.py``); one that was forgotten is gone from both and skipped."""
         async with self.sessions.lock(job.tenant, job.session_id):
-            items = await self.hot.get(job.tenant, job.session_id, job.ids)
-            await self.graph.upsert_hot(job.tenant, [graph_memory(i) for i in items])
-            gone = set(job.ids) - {i.id for i in items}
+            held = await self.hot.get(job.tenant, job.session_id, job.ids)
+            written = set(await self.graph.upsert_hot(job.tenant, [graph_memory(i) for i in held]))
+            # The graph refuses an item of an erased subject (its tombstone): one added
+            # while the erasure ran leaves the hot tier too, and is not enriched.
+            items = [i for i in held if i.id in written]
+            erased = [i.id for i in held if i.id not in written]
+            if erased:
+                await self.hot.remove(job.tenant, job.session_id, erased)
+            gone = set(job.ids) - {i.id for i in held}
             spilled = await self.graph.unenriched(job.tenant, list(gone)) if gone else []
         await self.changes.items(job.tenant, items)
         return items + spilled

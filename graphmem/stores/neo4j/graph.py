@@ -14,7 +14,7 @@ from neo4j import AsyncDriver
 from neo4j.api import AsyncBookmarkManager
 
 from graphmem.domain.models import LEGACY_EMBEDDING_MODEL, EmbeddingSpace, MemoryItem
-from graphmem.stores import GraphScans, GraphSearch, GraphSpaces
+from graphmem.stores import GraphErasure, GraphScans, GraphSearch, GraphSpaces
 from graphmem.stores.models import (
     GraphMemory,
     Located,
@@ -24,6 +24,7 @@ from graphmem.stores.models import (
     UserRemoved,
 )
 from graphmem.stores.neo4j import record_fields
+from graphmem.stores.neo4j.erasure import Neo4jGraphErasure
 from graphmem.stores.neo4j.fulltext import TenantFulltext
 from graphmem.stores.neo4j.library import CypherLibrary
 from graphmem.stores.neo4j.records import index_states, memory_item, parsed, removed, row_ids
@@ -53,6 +54,7 @@ class Neo4jGraphStore(Neo4jSession):
         self.search: GraphSearch = Neo4jGraphSearch(self, self.fulltext)
         self.scans: GraphScans = Neo4jGraphScans(self)
         self.spaces: GraphSpaces = Neo4jSpaces(self)
+        self.erasure: GraphErasure = Neo4jGraphErasure(self)
 
     # --- lifecycle --------------------------------------------------------------------
     async def ping(self) -> None:

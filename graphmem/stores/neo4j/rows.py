@@ -33,6 +33,18 @@ def analysis_row(analysis: TextAnalysis) -> dict[str, Any]:
     return {"termBytes": analysis.terms, "speaker": analysis.speaker}
 
 
+#: the metadata field ``graphmem import`` records a memory's import id in
+#: (``graphmem/transfer/sources.py``); an exported memory's is ``memory:<its old id>``
+IMPORT_ID = "graphmemImportId"
+
+
+def _origin(metadata: dict[str, Any]) -> str | None:
+    value = metadata.get(IMPORT_ID)
+    if isinstance(value, str) and value.startswith("memory:"):
+        return value.removeprefix("memory:")
+    return None
+
+
 def memory_row(memory: GraphMemory) -> dict[str, Any]:
     """The parameter map one ``UNWIND`` row of the upsert statements expects."""
     item, embedding = memory.item, memory.embedding
@@ -51,6 +63,9 @@ def memory_row(memory: GraphMemory) -> dict[str, Any]:
         "contentHash": item.content_hash,
         # Neo4j properties cannot hold maps; metadata round-trips as JSON text.
         "metadata": json.dumps(item.metadata, separators=(",", ":"), sort_keys=True),
+        # the id an imported memory had where it was exported: a tombstone on that id
+        # keeps an old export from bringing an erased memory back (erasure/tombstone)
+        "origin": _origin(item.metadata),
         "embedding": embedding,
         "vectorBytes": pack_vector(embedding),
         # float16 vectors of each sentence (enrich/sentences.py); null for one sentence

@@ -46,6 +46,21 @@ class RedisConversationStore:
         )
         return [Message.model_validate_json(m) for m in raw]
 
-    async def clear(self, tenant: str, session_id: str) -> None:
+    async def clear(self, tenant: str, session_id: str) -> int:
+        """Drop the session's messages; how many there were."""
         key = self._key(tenant, session_id)
-        await RedisHotTier._call(lambda: self._redis.delete(key))
+
+        async def op() -> int:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.llen(key)
+                pipe.delete(key)
+                n, _ = await pipe.execute()
+            return int(n)
+
+        return await RedisHotTier._call(op)
+
+    async def count(self, tenant: str, session_id: str) -> int:
+        key = self._key(tenant, session_id)
+        return int(
+            await RedisHotTier._call(lambda: cast(Awaitable[int], self._redis.llen(key)))
+        )

@@ -31,7 +31,7 @@ import numpy as np
 from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
 from graphmem.enrich import lexical
 from graphmem.memory.search.scopescoring import BM25_B, BM25_K1
-from graphmem.stores import GraphScans, GraphSearch, GraphSpaces
+from graphmem.stores import GraphErasure, GraphScans, GraphSearch, GraphSpaces
 from graphmem.stores.models import (
     GraphMemory,
     MemoryRows,
@@ -45,6 +45,7 @@ from graphmem.stores.neo4j.records import memory_item
 from graphmem.stores.neo4j.rows import analysis_row, memory_row, vector_row
 from graphmem.stores.neo4j.search import GRAPH_TIERS, SCOPE_PAGE
 from graphmem.stores.neo4j.search import Neo4jGraphSearch as _Real
+from tests.support.fakes.erasure import FakeGraphErasure
 from tests.support.fakes.faults import Faults
 
 Node = dict[str, Any]
@@ -501,6 +502,7 @@ class FakeGraphStore:
         self.search: GraphSearch = FakeGraphSearch(self)
         self.scans: GraphScans = FakeGraphScans(self)
         self.spaces: GraphSpaces = FakeGraphSpaces(self)
+        self.erasure: GraphErasure = FakeGraphErasure(self)
         self.closed = False
 
     # --- what tests look at -------------------------------------------------------------
@@ -509,6 +511,23 @@ class FakeGraphStore:
 
     def node(self, tenant: str, item_id: str) -> Node | None:
         return self._memories.get(tenant, {}).get(item_id)
+
+    def user_sessions(self, tenant: str, user_id: str) -> set[str]:
+        return set(self._user_sessions.get((tenant, user_id), set()))
+
+    def has_session(self, tenant: str, session_id: str) -> bool:
+        return (tenant, session_id) in self._sessions
+
+    def drop_session(self, tenant: str, session_id: str) -> int:
+        """Remove a Session node left without memories (erasure/session_remove)."""
+        if (tenant, session_id) not in self._sessions or any(
+            m.get("sessionId") == session_id for m in self.nodes(tenant)
+        ):
+            return 0
+        self._sessions.discard((tenant, session_id))
+        for sessions in self._user_sessions.values():
+            sessions.discard(session_id)
+        return 1
 
     def tenant_model(self, tenant: str) -> str | None:
         model: str | None = self.tenant_nodes.get(tenant, {}).get("embeddingModel")
@@ -535,7 +554,9 @@ class FakeGraphStore:
         self.faults.check("upsert")
         if not memories:
             return []
-        rows = [memory_row(m) for m in memories]
+        guard = self.erasure
+        assert isinstance(guard, FakeGraphErasure)
+        rows = [r for r in map(memory_row, memories) if not guard.refuses(tenant, r)]
         same = self._claim(tenant, space, any(r.get("vectorBytes") is not None for r in rows))
         held = self._memories.setdefault(tenant, {})
         for row in rows:
@@ -554,7 +575,9 @@ class FakeGraphStore:
         self.faults.check("upsert_hot")
         if not memories:
             return []
-        rows = [memory_row(m) for m in memories]
+        guard = self.erasure
+        assert isinstance(guard, FakeGraphErasure)
+        rows = [r for r in map(memory_row, memories) if not guard.refuses(tenant, r)]
         self.tenant_nodes.setdefault(tenant, {"id": tenant})
         held = self._memories.setdefault(tenant, {})
         for row in rows:

@@ -4,6 +4,9 @@
 // in one city, a person works for one employer) a newer fact closes the open edges to
 // other objects: validUntil and closedBy are set, nothing is deleted.
 UNWIND $relations AS row
+// evidence only from a memory that still exists: one forgotten while its entities were
+// being read leaves no trace of its id here
+WITH row WHERE EXISTS { MATCH (:Memory {tenant: $tenant, id: row.memoryId}) }
 MATCH (a:Entity {tenant: $tenant, key: row.subject})
 MATCH (b:Entity {tenant: $tenant, key: row.object})
 CALL (a, b, row) {

@@ -3,9 +3,19 @@
 // that exists already (spilled, promoted or written behind before) is left as it is:
 // its tier and access data are the spill's or promotion's to set, not this copy's.
 // $label puts the node in its tenant's fulltext index (tenant/fulltext_index).
+// No row of an erased subject created at or before its erasure is written (a tombstone,
+// erasure/tombstone): in this statement's transaction, so that a late writer (a job still
+// on the stream, a spill in flight, an import of an old export) cannot bring it back.
 MERGE (t:Tenant {id: $tenant})
 WITH t
 UNWIND $items AS it
+WITH t, it
+WHERE NOT EXISTS { MATCH (x:Tombstone {tenant: $tenant, kind: 'user', subject: it.userId})
+                   WHERE x.at >= it.createdAt }
+  AND NOT EXISTS { MATCH (x:Tombstone {tenant: $tenant, kind: 'session', subject: it.sessionId})
+                   WHERE x.at >= it.createdAt }
+  AND NOT EXISTS { MATCH (x:Tombstone {tenant: $tenant, kind: 'memory', subject: it.id}) }
+  AND NOT EXISTS { MATCH (x:Tombstone {tenant: $tenant, kind: 'memory', subject: it.origin}) }
 MERGE (m:Memory {tenant: $tenant, id: it.id})
   ON CREATE SET m:$($label),
                 m.sessionId = it.sessionId,

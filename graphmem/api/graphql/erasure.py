@@ -1,0 +1,83 @@
+"""Erasure (docs/concepts.md#erasure): forget memories or a session with a receipt, read
+the tenant's receipts, and put an exported receipt back (``forgetUser`` is in
+``memory.py``, beside the tiers, with the receipt on its result)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from graphmem.api.graphql.context import service_of
+from graphmem.api.graphql.erasure_types import (
+    ErasureReceipt,
+    ErasureReceiptPage,
+    ForgetResult,
+    ForgetSessionResult,
+)
+
+
+@strawberry.type
+class ErasureQuery:
+    @strawberry.field(
+        description="The tenant's erasure receipts, newest first, a page at a time; with "
+        "`userId`, those of forgetUser calls for that user."
+    )
+    async def erasure_receipts(
+        self,
+        info: Info[Any, Any],
+        user_id: strawberry.ID | None = None,
+        after: str | None = None,
+        limit: int = 20,
+    ) -> ErasureReceiptPage:
+        service, tenant = service_of(info)
+        user = str(user_id) if user_id is not None else None
+        page, cursor = await service.erasure.receipts(tenant, user, after, limit)
+        return ErasureReceiptPage(items=[ErasureReceipt.of(r) for r in page], next=cursor)
+
+
+@strawberry.type
+class ErasureMutation:
+    @strawberry.mutation(
+        description="Remove memories (at most 500) from every tier, keep them from coming "
+        "back, and answer with a signed receipt."
+    )
+    async def forget_memories(
+        self, info: Info[Any, Any], item_ids: list[strawberry.ID]
+    ) -> ForgetResult:
+        service, tenant = service_of(info)
+        done = await service.erasure.forget_items(tenant, [str(i) for i in item_ids])
+        return ForgetResult(
+            hot_memories=done.counts["hotMemories"],
+            graph_memories=done.counts["graphMemories"],
+            entities=done.counts["entities"],
+            receipt=ErasureReceipt.of(done.receipt),
+        )
+
+    @strawberry.mutation(
+        description="Remove a session: its memories in every tier, its messages, entities "
+        "only it mentioned and its node; keep them from coming back; a signed receipt."
+    )
+    async def forget_session(
+        self, info: Info[Any, Any], session_id: strawberry.ID
+    ) -> ForgetSessionResult:
+        service, tenant = service_of(info)
+        done = await service.erasure.forget_session(tenant, str(session_id))
+        return ForgetSessionResult(
+            hot_memories=done.counts["hotMemories"],
+            graph_memories=done.counts["graphMemories"],
+            sessions=done.counts["sessions"],
+            messages=done.counts["messages"],
+            entities=done.counts["entities"],
+            receipt=ErasureReceipt.of(done.receipt),
+        )
+
+    @strawberry.mutation(
+        description="Put an exported erasure receipt back in the tenant's log, as it was "
+        "signed (graphmem import); false when the log holds it already."
+    )
+    async def restore_erasure_receipt(self, info: Info[Any, Any], receipt: JSON) -> bool:
+        service, tenant = service_of(info)
+        return await service.erasure.restore_receipt(tenant, receipt)

@@ -1,0 +1,1 @@
+"""Erasure with a receipt, and no resurrection (docs/concepts.md#erasure)."""

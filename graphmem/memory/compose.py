@@ -19,6 +19,7 @@ from graphmem.enrich.tokens import TokenCounter
 from graphmem.memory.entities.graph import KnowledgeGraph
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
+from graphmem.memory.erasure.erasure import Erasure
 from graphmem.memory.facade import Memory
 from graphmem.memory.inputs import Inputs, Limits
 from graphmem.memory.kinds.items.store import ItemMemory
@@ -34,7 +35,6 @@ from graphmem.memory.tiers.ingest import Ingest
 from graphmem.memory.tiers.listing import Listing
 from graphmem.memory.tiers.maintenance import Maintenance
 from graphmem.memory.tiers.promotion import Promotion
-from graphmem.memory.erasure.erasure import Erasure
 from graphmem.memory.tiers.removal import Removal
 from graphmem.memory.tiers.reporting import Reporting
 from graphmem.memory.tiers.sessions import Sessions

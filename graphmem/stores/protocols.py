@@ -27,7 +27,6 @@ from graphmem.domain.models import (
     Tier,
     TierCount,
 )
-from graphmem.stores.protocols_kinds import GraphErasure
 from graphmem.stores.models import (
     Enriched,
     EnrichmentJob,
@@ -40,6 +39,7 @@ from graphmem.stores.models import (
     TextAnalysis,
     UserRemoved,
 )
+from graphmem.stores.protocols_kinds import GraphErasure
 
 
 @runtime_checkable

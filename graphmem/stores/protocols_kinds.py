@@ -23,6 +23,7 @@ from graphmem.domain.knowledge import (
     RelationsCreated,
 )
 from graphmem.settings import PersonaConfig
+from graphmem.stores.erasure_models import StoredReceipt, SubjectCounts
 from graphmem.stores.models import (
     AliasRule,
     EntityDetail,
@@ -37,9 +38,7 @@ from graphmem.stores.models import (
     ScoredEpisode,
     Step,
     StoredItem,
-    StoredReceipt,
     StoredRecord,
-    SubjectCounts,
     Task,
     TaskDetail,
     Transfer,

@@ -17,8 +17,8 @@ from strawberry.types.graphql import OperationType
 
 from graphmem.api.graphql.admission import AdmissionControl
 from graphmem.api.graphql.entities import EntityMutation, EntityQuery
-from graphmem.api.graphql.erasure import ErasureMutation, ErasureQuery
 from graphmem.api.graphql.episodes import EpisodeMutation, EpisodeQuery
+from graphmem.api.graphql.erasure import ErasureMutation, ErasureQuery
 from graphmem.api.graphql.errors import TypedErrors, typed_error
 from graphmem.api.graphql.feed import Subscription
 from graphmem.api.graphql.guard import DocumentGuard, Limits

@@ -36,7 +36,8 @@ from graphmem.memory.inputs import Inputs
 from graphmem.memory.tiers.sessions import Sessions
 from graphmem.memory.writepath.changes import ScopeChanges
 from graphmem.stores import ChangeFeed, ConversationStore, GraphStore, HotTier
-from graphmem.stores.models import Located, SubjectCounts
+from graphmem.stores.erasure_models import SubjectCounts
+from graphmem.stores.models import Located
 
 #: memory ids one forget takes, at most (the receipt names each)
 MAX_ITEMS = 500
@@ -152,9 +153,7 @@ class Erasure:
             )
         entities = await self._settle(tenant, located, keys)
         messages = await self._clear_messages(tenant, [session_id])
-        await self.events.publish(
-            tenant, EventKind.FORGOTTEN, sessionId=session_id, itemIds=held
-        )
+        await self.events.publish(tenant, EventKind.FORGOTTEN, sessionId=session_id, itemIds=held)
         counts = {
             "hotMemories": hot_removed,
             "graphMemories": removed,
@@ -164,9 +163,7 @@ class Erasure:
         }
         left_hot = len(await self.hot.items(tenant, session_id))
         after = await self.graph.erasure.counts(tenant, session_id=session_id)
-        return await self._receipt(
-            tenant, subject, at, counts, before, after, left_hot, messages
-        )
+        return await self._receipt(tenant, subject, at, counts, before, after, left_hot, messages)
 
     async def forget_user(self, tenant: str, user_id: str) -> Erased:
         Inputs.scope(None, user_id)
@@ -194,9 +191,7 @@ class Erasure:
         for session_id in await self.hot.index.sessions(tenant):
             left_hot += len(await self._user_items(tenant, session_id, user_id))
         after = await self.graph.erasure.counts(tenant, user_id=user_id)
-        return await self._receipt(
-            tenant, subject, at, counts, before, after, left_hot, messages
-        )
+        return await self._receipt(tenant, subject, at, counts, before, after, left_hot, messages)
 
     # --- the log ------------------------------------------------------------------------
     async def receipts(
@@ -309,9 +304,9 @@ class Erasure:
             },
             "neo4j.vectorIndexEntries": before.embedded,
             "neo4j.fulltextIndexEntries": before.fulltext,
-            "searchCaches.scopesInvalidated": 1 + len(before.session_ids) + int(
-                subject.user_id is not None
-            ),
+            "searchCaches.scopesInvalidated": 1
+            + len(before.session_ids)
+            + int(subject.user_id is not None),
         }
         found = {
             "redis.hotItems": left_hot,
@@ -323,9 +318,10 @@ class Erasure:
             "neo4j.User": after.users if subject.kind == "user" else 0,
             "neo4j.Session": after.session_nodes if subject.kind == "session" else 0,
         }
+        receipt_id = f"rcpt_{uuid.uuid4().hex}"
         body = {
             "version": VERSION,
-            "id": f"rcpt_{uuid.uuid4().hex}",
+            "id": receipt_id,
             "tenant": tenant,
             "subject": subject.as_json(),
             "at": at.isoformat(),
@@ -337,7 +333,7 @@ class Erasure:
         erased = Erased(counts, receipt)
         await self.graph.erasure.add_receipt(
             tenant,
-            body["id"],
+            receipt_id,
             at,
             subject.kind,
             subject.user_id,

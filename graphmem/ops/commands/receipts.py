@@ -28,5 +28,7 @@ def verify_file(settings: Settings, file: str) -> int:
     if problem is not None:
         print(f"invalid: {problem}")
         return 1
-    print(f"valid: receipt {receipt['id']} of tenant {receipt['tenant']}, erased at {receipt['at']}")
+    print(
+        f"valid: receipt {receipt['id']} of tenant {receipt['tenant']}, erased at {receipt['at']}"
+    )
     return 0

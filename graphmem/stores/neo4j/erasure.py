@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from graphmem.domain.models import tenant_fulltext, to_datetime
-from graphmem.stores.models import Located, StoredReceipt, SubjectCounts
+from graphmem.stores.erasure_models import StoredReceipt, SubjectCounts
+from graphmem.stores.models import Located
 from graphmem.stores.neo4j.records import removed, row_ids
 from graphmem.stores.neo4j.session import Neo4jSession
 

@@ -61,6 +61,4 @@ class RedisConversationStore:
 
     async def count(self, tenant: str, session_id: str) -> int:
         key = self._key(tenant, session_id)
-        return int(
-            await RedisHotTier._call(lambda: cast(Awaitable[int], self._redis.llen(key)))
-        )
+        return int(await RedisHotTier._call(lambda: self._redis.llen(key)))

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from graphmem.stores.models import Located, StoredReceipt, SubjectCounts
+from graphmem.stores.erasure_models import StoredReceipt, SubjectCounts
+from graphmem.stores.models import Located
 
 if TYPE_CHECKING:
     from tests.support.fakes.graph import FakeGraphStore
@@ -29,9 +30,7 @@ class FakeGraphErasure:
             mark = self.marks.get((tenant, kind, str(subject))) if subject else None
             if mark is not None and mark[0] >= created:
                 return True
-        return any(
-            (tenant, "memory", s) in self.marks for s in (row["id"], row.get("origin")) if s
-        )
+        return any((tenant, "memory", s) in self.marks for s in (row["id"], row.get("origin")) if s)
 
     async def tombstone(
         self, tenant: str, kind: str, subjects: Sequence[str], at: datetime, expires_at: datetime
@@ -47,9 +46,7 @@ class FakeGraphErasure:
         self, tenant: str, kind: str, subjects: Sequence[str]
     ) -> dict[str, datetime]:
         return {
-            s: self.marks[(tenant, kind, s)][0]
-            for s in subjects
-            if (tenant, kind, s) in self.marks
+            s: self.marks[(tenant, kind, s)][0] for s in subjects if (tenant, kind, s) in self.marks
         }
 
     async def expire_tombstones(self, tenant: str, now: datetime, limit: int = 1000) -> int:
@@ -83,7 +80,9 @@ class FakeGraphErasure:
             held=len(nodes),
             edges=len(nodes),
             users=int(user_id is not None and bool(self.store.user_sessions(tenant, user_id))),
-            session_nodes=int(session_id is not None and self.store.has_session(tenant, session_id)),
+            session_nodes=int(
+                session_id is not None and self.store.has_session(tenant, session_id)
+            ),
             session_ids=sorted(sessions),
         )
 
@@ -122,6 +121,4 @@ class FakeGraphErasure:
         rows = [r for r in rows if user_id is None or r["userId"] == user_id]
         if before is not None:
             rows = [r for r in rows if (r["at"], r["id"]) < before]
-        return [StoredReceipt(id=r["id"], document=r["document"], at=r["at"]) for r in rows][
-            :limit
-        ]
+        return [StoredReceipt(id=r["id"], document=r["document"], at=r["at"]) for r in rows][:limit]

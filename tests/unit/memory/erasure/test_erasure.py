@@ -1,0 +1,104 @@
+"""Erasure over the in-memory stores: each forget answers with a signed receipt whose
+verification found nothing, leaves a tombstone that keeps a late writer (the write-behind
+of an add it raced, a spill) from bringing the subject back, lets the user come back with
+new memories, and keeps each tenant's receipts its own."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from graphmem.memory.erasure.receipt import canonical, parse, verify
+from graphmem.stores.models import EnrichmentJob
+from tests.support.memory import OTHER_TENANT, TENANT, fake_memory
+
+
+def key_of(f: object) -> bytes:
+    return f.memory.erasure.key  # type: ignore[attr-defined, no-any-return]
+
+
+async def test_forget_user_answers_with_a_verified_receipt_of_ids_and_counts() -> None:
+    f = fake_memory()
+    spilled = await f.add("ada's old secret", session_id="s1", user_id="ada")
+    await f.memory.spills.spill(TENANT, "s1", item_ids=[spilled.id])
+    await f.add("ada's new secret", session_id="s2", user_id="ada")
+    bob = await f.add("bob's", session_id="s2", user_id="bob")
+    done = await f.memory.erasure.forget_user(TENANT, "ada")
+    assert done.counts["hotMemories"] == 1 and done.counts["graphMemories"] == 1
+    receipt = done.receipt
+    assert receipt["tenant"] == TENANT and receipt["subject"] == {"kind": "user", "userId": "ada"}
+    assert receipt["removed"]["neo4j.nodes"]["Memory"] == 1
+    assert receipt["removed"]["redis.hotItems"] == 1
+    assert receipt["verification"]["clean"] is True
+    assert set(receipt["verification"]["found"].values()) == {0}
+    assert "secret" not in done.document  # ids and counts, never the content
+    assert verify(parse(done.document.encode()), key_of(f)) is None
+    assert await f.hot_ids("s2") == {bob.id}
+    assert [n["id"] for n in f.graph.nodes(TENANT)] == []
+
+
+async def test_a_write_behind_that_read_the_hot_tier_before_the_erasure_writes_nothing() -> None:
+    f = fake_memory()
+    item = await f.add("written behind late", user_id="ada")
+    job = EnrichmentJob(entry="1-0", tenant=TENANT, session_id="s1", ids=[item.id])
+    # The erasure's tombstone lands while the job waits; its hot item is still there
+    # (as if added in the moment the erasure swept the hot tier).
+    now = item.created_at + timedelta(seconds=1)
+    await f.graph.erasure.tombstone(TENANT, "user", ["ada"], now, now + timedelta(days=1))
+    admitted = await f.memory.write_behind.admit(job)
+    assert admitted == [] and f.graph.nodes(TENANT) == []
+    assert await f.hot_ids() == set()  # dropped from the hot tier too
+
+
+async def test_a_spill_of_an_erased_subjects_item_drops_it_instead_of_writing_it() -> None:
+    f = fake_memory()
+    item = await f.add("spilled late", user_id="ada")
+    later = item.created_at + timedelta(seconds=1)
+    await f.graph.erasure.tombstone(TENANT, "user", ["ada"], later, later + timedelta(days=1))
+    result = await f.memory.spills.spill(TENANT, "s1", item_ids=[item.id])
+    assert result.spilled_ids == [] and f.graph.nodes(TENANT) == []
+    assert await f.hot_ids() == set()
+
+
+async def test_a_forgotten_user_may_come_back_with_new_memories() -> None:
+    f = fake_memory(rules={"write_through": True})
+    await f.add("before", user_id="ada")
+    await f.memory.erasure.forget_user(TENANT, "ada")
+    again = await f.add("after the erasure", user_id="ada")
+    await f.memory.spills.spill(TENANT, "s1", item_ids=[again.id])
+    assert [n["id"] for n in f.graph.nodes(TENANT)] == [again.id]
+
+
+async def test_forget_session_and_memories_leave_the_rest() -> None:
+    f = fake_memory(rules={"write_through": True})
+    a = await f.add("one", session_id="s1")
+    b = await f.add("two", session_id="s1")
+    c = await f.add("three", session_id="s2")
+    done = await f.memory.erasure.forget_items(TENANT, [a.id])
+    assert done.receipt["subject"] == {"kind": "memories", "itemIds": [a.id]}
+    assert done.receipt["verification"]["clean"] is True
+    assert {n["id"] for n in f.graph.nodes(TENANT)} == {b.id, c.id}
+    session = await f.memory.erasure.forget_session(TENANT, "s1")
+    assert session.counts["hotMemories"] == 1 and session.counts["graphMemories"] == 1
+    assert session.receipt["verification"]["clean"] is True
+    assert {n["id"] for n in f.graph.nodes(TENANT)} == {c.id}
+    assert await f.hot_ids("s2") == {c.id}
+
+
+async def test_receipts_are_the_tenants_own_and_an_import_restores_them_as_signed() -> None:
+    f = fake_memory()
+    await f.add("x", user_id="ada")
+    done = await f.memory.erasure.forget_user(TENANT, "ada")
+    page, _ = await f.memory.erasure.receipts(TENANT, "ada")
+    assert [canonical(r) for r in page] == [done.document.encode()]
+    assert (await f.memory.erasure.receipts(OTHER_TENANT))[0] == []
+    assert await f.memory.erasure.restore_receipt(TENANT, done.receipt) is False  # held
+    other = fake_memory()
+    assert await other.memory.erasure.restore_receipt(TENANT, done.document) is True
+    restored, _ = await other.memory.erasure.receipts(TENANT)
+    assert verify(restored[0], key_of(f)) is None  # not signed again
+    try:
+        await other.memory.erasure.restore_receipt(OTHER_TENANT, done.receipt)
+    except Exception as exc:
+        assert "another tenant" in str(exc)
+    else:
+        raise AssertionError("another tenant's receipt was restored")

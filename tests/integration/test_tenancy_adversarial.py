@@ -206,6 +206,8 @@ def counts_zero(value: Any) -> bool:
 ATTEMPTS: list[Attempt] = [
     # ---- pure reads: B sees what it saw before A existed -------------------------------
     Attempt("hot(shared session)", "hot", const(q("hot", f'(sessionId: "{SESSION}")', ITEM)), "same"),
+    Attempt("erasureReceipts(tenant-wide)", "erasureReceipts", const(q("erasureReceipts", "(limit: 100)", "items { id subject document } next")), "same"),
+    Attempt("erasureReceipts(A-only user)", "erasureReceipts", const(q("erasureReceipts", f'(userId: "{A_ONLY_USER}")', "items { id document }")), "nothing", lambda v: v["items"] == []),
     Attempt("hot(A-only session)", "hot", const(q("hot", f'(sessionId: "{A_ONLY_SESSION}")', ITEM)), "nothing", empty),
     Attempt("hot(A's persona session)", "hot", const(q("hot", f'(sessionId: "persona.{A_ONLY_AGENT}")', ITEM)), "nothing", empty),
     Attempt("memory(A's hot id)", "memory", A(q("memory", '(itemId: "<hot>")', ITEM)), "nothing", empty),
@@ -297,6 +299,9 @@ ATTEMPTS: list[Attempt] = [
     Attempt("forget(A's spilled id)", "forget", A(m("forget", '(itemId: "<budget>")')), "nothing", empty),
     Attempt("forget(A's entity memory)", "forget", A(m("forget", '(itemId: "<ada>")')), "nothing", empty),
     Attempt("forget(A's record id)", "forget", A(m("forget", '(itemId: "<record>")')), "nothing", empty),
+    Attempt("forgetMemories(A's ids)", "forgetMemories", A(m("forgetMemories", '(itemIds: ["<hot>", "<budget>", "<ada>", "<record>"])', "hotMemories graphMemories entities receipt { subject clean }")), "nothing", lambda v: v["hotMemories"] == v["graphMemories"] == v["entities"] == 0),
+    Attempt("forgetSession(A-only session)", "forgetSession", const(m("forgetSession", f'(sessionId: "{A_ONLY_SESSION}")', "hotMemories graphMemories sessions messages entities")), "own"),
+    Attempt("restoreErasureReceipt(A's tenant)", "restoreErasureReceipt", const(m("restoreErasureReceipt", '(receipt: {version: 1, id: "rcpt_forged", tenant: "t-a-named", subject: {kind: "user", userId: "ada"}, at: "2025-01-01T00:00:00+00:00"})')), "denied"),
     Attempt("mergeEntities(A's two entities)", "mergeEntities", A(m("mergeEntities", '(sourceId: "<ent1>", targetId: "<ent2>", reason: "b")', "mergeId sourceId targetId")), "denied"),
     Attempt("mergeEntities(A's merge source into its target)", "mergeEntities", A(m("mergeEntities", '(sourceId: "<merge_source>", targetId: "<merge_target>")', "mergeId")), "denied"),
     Attempt("undoMerge(A's merge id)", "undoMerge", A(m("undoMerge", '(mergeId: "<merge>")', "mergeId sourceId targetId")), "denied"),

@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from graphmem.domain.models import EventKind, MemoryItem, utcnow
-from graphmem.errors import BadInput
+from graphmem.errors import BadInput, Forbidden
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.erasure.receipt import VERSION, canonical, parse, sign
 from graphmem.memory.inputs import Inputs
@@ -221,7 +221,7 @@ class Erasure:
         if not isinstance(receipt, dict) or not isinstance(receipt.get("subject"), dict):
             raise BadInput("receipt: not an erasure receipt", field="receipt")
         if receipt.get("tenant") != tenant:
-            raise BadInput("receipt: it is another tenant's", field="receipt")
+            raise Forbidden("receipt: it is another tenant's")
         rid, at = receipt.get("id"), receipt.get("at")
         if not isinstance(rid, str) or not rid.startswith("rcpt_") or len(rid) > 64:
             raise BadInput("receipt: its id is not a receipt id", field="receipt")

@@ -5,7 +5,7 @@ memory router's in ``kind_types.py``."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -17,6 +17,21 @@ from graphmem.memory.tiers import listing
 from graphmem.settings import MemoryConfig
 
 # Registers the domain enums as GraphQL enums (strawberry annotates the class in place).
+#: the point-in-time arguments of every read of memories and entities (docs/concepts.md,
+#: "Two clocks")
+AS_OF = (
+    "Record time: what graphmem held at this moment (memories recorded by then and not "
+    "retracted then; relations recorded and not closed by then). Default: now."
+)
+VALID_AT = (
+    "Valid time: what was true at this moment (memories that had happened by then; "
+    "relations with validFrom <= validAt < validUntil). Default: any time."
+)
+HISTORY = "Also retracted memories and closed relations (none recorded after asOf)."
+AsOf = Annotated[datetime | None, strawberry.argument(description=AS_OF)]
+ValidAt = Annotated[datetime | None, strawberry.argument(description=VALID_AT)]
+IncludeHistory = Annotated[bool, strawberry.argument(description=HISTORY)]
+
 strawberry.enum(MemoryType, name="MemoryType")
 strawberry.enum(Tier, name="Tier")
 
@@ -35,6 +50,14 @@ class MemoryItem:
     relevance_score: float
     token_count: int
     metadata: JSON
+    recorded_at: datetime = strawberry.field(
+        description="When graphmem learned it (record time; `createdAt` is when it "
+        "happened). A memory stored before both clocks were kept reports its createdAt."
+    )
+    retracted_at: datetime | None = strawberry.field(
+        default=None, description="When it was retracted; null while it is held"
+    )
+    retract_reason: str | None = None
 
     @classmethod
     def of(cls, item: models.MemoryItem) -> MemoryItem:
@@ -51,6 +74,9 @@ class MemoryItem:
             relevance_score=item.relevance_score,
             token_count=item.token_count,
             metadata=cast(JSON, item.metadata),
+            recorded_at=item.recorded,
+            retracted_at=item.retracted_at,
+            retract_reason=item.retract_reason,
         )
 
 
@@ -278,6 +304,9 @@ class RecallInput:
     auto_promote: bool = True
     types: list[MemoryType] | None = None
     retriever: Retriever = Retriever.HYBRID
+    as_of: datetime | None = strawberry.field(default=None, description=AS_OF)
+    valid_at: datetime | None = strawberry.field(default=None, description=VALID_AT)
+    include_history: bool = strawberry.field(default=False, description=HISTORY)
 
 
 @strawberry.type

@@ -9,7 +9,7 @@ from strawberry.types import Info
 
 from graphmem.api.graphql.context import entities_of
 from graphmem.api.graphql.entity_types import EntityDetail, MergeResult, UserEntity
-from graphmem.api.graphql.types import AsOf, IncludeHistory, ValidAt
+from graphmem.api.graphql.moments import AsOf, IncludeHistory, ValidAt
 from graphmem.domain.moments import Moment
 from graphmem.memory.entities.memory import EntityType
 

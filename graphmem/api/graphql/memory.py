@@ -10,12 +10,11 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphmem.api.graphql.context import service_of, str_or_none
+from graphmem.api.graphql.moments import AsOf, IncludeHistory, ValidAt
 from graphmem.api.graphql.types import (
     AddMemoryInput,
-    AsOf,
     EnrichmentStatus,
     ForgetUserResult,
-    IncludeHistory,
     MemoryItem,
     MemoryPage,
     MemoryStatus,
@@ -28,7 +27,6 @@ from graphmem.api.graphql.types import (
     SessionConfigInput,
     SpillResult,
     TierTypeStats,
-    ValidAt,
 )
 from graphmem.domain.models import MemoryType, Tier
 from graphmem.domain.moments import Moment

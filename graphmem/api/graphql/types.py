@@ -5,11 +5,12 @@ memory router's in ``kind_types.py``."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, cast
+from typing import Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
+from graphmem.api.graphql.moments import AS_OF, HISTORY, VALID_AT
 from graphmem.domain import models
 from graphmem.domain.models import EventKind, MemoryType, Tier
 from graphmem.memory.search.fusion import Retriever
@@ -17,21 +18,6 @@ from graphmem.memory.tiers import listing
 from graphmem.settings import MemoryConfig
 
 # Registers the domain enums as GraphQL enums (strawberry annotates the class in place).
-#: the point-in-time arguments of every read of memories and entities (docs/concepts.md,
-#: "Two clocks")
-AS_OF = (
-    "Record time: what graphmem held at this moment (memories recorded by then and not "
-    "retracted then; relations recorded and not closed by then). Default: now."
-)
-VALID_AT = (
-    "Valid time: what was true at this moment (memories that had happened by then; "
-    "relations with validFrom <= validAt < validUntil). Default: any time."
-)
-HISTORY = "Also retracted memories and closed relations (none recorded after asOf)."
-AsOf = Annotated[datetime | None, strawberry.argument(description=AS_OF)]
-ValidAt = Annotated[datetime | None, strawberry.argument(description=VALID_AT)]
-IncludeHistory = Annotated[bool, strawberry.argument(description=HISTORY)]
-
 strawberry.enum(MemoryType, name="MemoryType")
 strawberry.enum(Tier, name="Tier")
 

@@ -36,8 +36,9 @@ def _checked(value: datetime | None, field: str) -> datetime | None:
         )
     try:
         utc = aware.astimezone(UTC)
-    except OverflowError as exc:
-        raise BadInput(f"{field}: outside years 1-9999 once converted to UTC", field=field) from exc
+    except OverflowError:
+        # past either end of what Python holds in UTC: before or after everything
+        return LATEST if aware.year == 9999 else EARLIEST
     return min(max(utc, EARLIEST), LATEST)
 
 
@@ -58,8 +59,9 @@ class Moment:
         valid_at: datetime | None = None,
         history: bool | None = False,
     ) -> Moment:
-        """A moment from a client's arguments: BAD_INPUT for a time Neo4j cannot hold;
-        times beyond years 1-9999 are clamped to them (nothing is recorded out there)."""
+        """A moment from a client's arguments: BAD_INPUT for an offset Neo4j cannot hold;
+        a time at either end of years 1-9999 (in UTC, or past them once converted) is
+        clamped to EARLIEST or LATEST: nothing is recorded out there."""
         return cls(_checked(as_of, "asOf"), _checked(valid_at, "validAt"), bool(history))
 
     @property

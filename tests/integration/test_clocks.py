@@ -7,6 +7,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
+from graphmem.client import AsyncGraphmem, At
 from tests.conftest import Api
 
 ADD = "mutation($i: AddMemoryInput!) { addMemory(input: $i) { id recordedAt createdAt } }"
@@ -60,7 +61,7 @@ async def places(api: Api, **at: Any) -> list[str]:
 
 
 async def found(api: Api, **at: Any) -> list[str]:
-    rows = (await api.data(SEARCH, {"q": "Where does Ada live?", "u": "ada", **moment(**at)}))
+    rows = await api.data(SEARCH, {"q": "Where does Ada live?", "u": "ada", **moment(**at)})
     return [r["item"]["content"] for r in rows["search"]]
 
 
@@ -186,3 +187,22 @@ async def test_hostile_moments_and_corrections_are_refused_cleanly(api: Api) -> 
     assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     body = await api.gql(UNRETRACT, {"ids": ["mem_missing"]})
     assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
+async def test_the_client_carries_the_moment(api: Api) -> None:
+    client = AsyncGraphmem("http://test", key=next(iter(api.keys.values())), http=api.client)
+    t0 = datetime.now(UTC)
+    await asyncio.sleep(0.05)
+    item = await client.add("c", "Cy lives at Maison Verte in Lyon.", user_id="cy")
+    await client.spill("c")
+    assert await client.retract([item.id], "moved") == [item.id]
+    now = await client.search("Maison Verte", user_id="cy")
+    assert now == []
+    kept = await client.search("Maison Verte", user_id="cy", at=At(include_history=True))
+    assert [s.item.id for s in kept] == [item.id]
+    page = await client.memories(user_id="cy", at=At(include_history=True))
+    assert page.items[0].retract_reason == "moved" and page.items[0].retracted_at is not None
+    assert await client.entities("cy", at=At(as_of=t0)) == []
+    assert await client.unretract([item.id]) == [item.id]
+    recalled = await client.recall("Maison Verte", user_id="cy", auto_promote=False)
+    assert [i.id for i in recalled.items] == [item.id]

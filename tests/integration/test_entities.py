@@ -17,7 +17,9 @@ ENTITY = """query($id: ID!) { entity(id: $id) {
   relations { type direction otherId otherName validFrom validUntil sources closedBy }
   cooccurring { otherId weight } } }"""
 FORGET = "mutation($id: ID!) { forget(itemId: $id) }"
-HISTORY = ENTITY.replace("($id: ID!) { entity(id: $id)", "($id: ID!) { entity(id: $id, includeHistory: true)")
+HISTORY = ENTITY.replace(
+    "($id: ID!) { entity(id: $id)", "($id: ID!) { entity(id: $id, includeHistory: true)"
+)
 
 
 async def remember(

@@ -23,6 +23,7 @@ from graphmem.client.errors import (
 )
 from graphmem.client.items import StoreItem, item_put
 from graphmem.client.models import (
+    At,
     Enrichment,
     Episode,
     Event,
@@ -47,6 +48,7 @@ from graphmem.client.transport import Retry
 
 __all__ = [
     "AsyncGraphmem",
+    "At",
     "BadInput",
     "Enrichment",
     "Episode",

@@ -15,6 +15,7 @@ from graphmem.client import operations as ops
 from graphmem.client.errors import Internal, Unauthenticated, Unavailable, from_graphql
 from graphmem.client.items import StoreItem
 from graphmem.client.models import (
+    At,
     Enrichment,
     Episode,
     Event,
@@ -139,12 +140,13 @@ class AsyncGraphmem:
         metadata_values: Sequence[Any] | None = None,
         first: int = 100,
         after: str | None = None,
+        at: At | None = None,
     ) -> MemoryPage:
         """One page of a scope's memories in every tier, in conversation order; with
         ``metadata_field`` (and ``metadata_values``) only those whose metadata has it
         (equal to one of the values)."""
         return await self._run(
-            ops.memories(session_id, user_id, metadata_field, metadata_values, first, after)
+            ops.memories(session_id, user_id, metadata_field, metadata_values, first, after, at)
         )
 
     async def sessions(
@@ -166,8 +168,10 @@ class AsyncGraphmem:
         user_id: str | None = None,
         limit: int = 3,
         auto_promote: bool = True,
+        at: At | None = None,
     ) -> RecallResult:
-        return await self._run(ops.recall(query, session_id, user_id, limit, auto_promote))
+        """``at``: what the recall sees (default: what graphmem holds now)."""
+        return await self._run(ops.recall(query, session_id, user_id, limit, auto_promote, at))
 
     async def search(
         self,
@@ -176,8 +180,9 @@ class AsyncGraphmem:
         session_id: str | None = None,
         user_id: str | None = None,
         limit: int = 10,
+        at: At | None = None,
     ) -> list[ScoredMemory]:
-        return await self._run(ops.search(query, session_id, user_id, limit))
+        return await self._run(ops.search(query, session_id, user_id, limit, at))
 
     async def status(self, session_id: str) -> Status:
         return await self._run(ops.status(session_id))
@@ -190,9 +195,16 @@ class AsyncGraphmem:
         return await self._run(ops.forget(item_id))
 
     async def entities(
-        self, user_id: str, *, type: str | None = None, limit: int = 50
+        self, user_id: str, *, type: str | None = None, limit: int = 50, at: At | None = None
     ) -> list[UserEntity]:
-        return await self._run(ops.entities(user_id, type, limit))
+        return await self._run(ops.entities(user_id, type, limit, at))
+
+    async def retract(self, item_ids: Sequence[str], reason: str = "") -> list[str]:
+        """Mark memories no longer held (kept for history); the ids this call changed."""
+        return await self._run(ops.retract(item_ids, reason))
+
+    async def unretract(self, item_ids: Sequence[str]) -> list[str]:
+        return await self._run(ops.unretract(item_ids))
 
     # --- LangGraph store items (graphmem.client.items) --------------------------------
     async def put_items(self, puts: Sequence[dict[str, Any]]) -> int:

@@ -24,10 +24,14 @@ class MemoryItem:
     relevance_score: float
     created_at: datetime | None
     metadata: dict[str, Any]
+    #: record time: when graphmem learned it, and when it was retracted (and why)
+    recorded_at: datetime | None = None
+    retracted_at: datetime | None = None
+    retract_reason: str | None = None
 
     FIELDS = (
         "id sessionId userId content type tier accessCount tokenCount relevanceScore"
-        " createdAt metadata"
+        " createdAt metadata recordedAt retractedAt retractReason"
     )
 
     @classmethod
@@ -44,6 +48,9 @@ class MemoryItem:
             d["relevanceScore"],
             _time(d.get("createdAt")),
             d.get("metadata") or {},
+            _time(d.get("recordedAt")),
+            _time(d.get("retractedAt")),
+            d.get("retractReason"),
         )
 
 
@@ -310,3 +317,25 @@ class ImportedTask:
     @classmethod
     def of(cls, d: dict[str, Any]) -> ImportedTask:
         return cls(Task.of(d["task"]), bool(d["created"]))
+
+
+@dataclass(frozen=True)
+class At:
+    """The moment a read looks at (docs/concepts.md, "Two clocks"): ``as_of`` what
+    graphmem held then (record time), ``valid_at`` what was true then (valid time),
+    ``include_history`` retracted memories and closed relations too."""
+
+    as_of: datetime | None = None
+    valid_at: datetime | None = None
+    include_history: bool = False
+
+    #: the variables' declarations and the arguments, for a document's read
+    DECLS = "$asOf: DateTime, $validAt: DateTime, $hist: Boolean"
+    ARGS = "asOf: $asOf, validAt: $validAt, includeHistory: $hist"
+
+    def variables(self) -> dict[str, Any]:
+        return {
+            "asOf": self.as_of.isoformat() if self.as_of else None,
+            "validAt": self.valid_at.isoformat() if self.valid_at else None,
+            "hist": self.include_history,
+        }

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from graphmem.client.models import (
+    At,
     Enrichment,
     Episode,
     ImportedTask,
@@ -99,7 +100,9 @@ def recall(
     user_id: str | None,
     limit: int,
     auto_promote: bool,
+    at: At | None = None,
 ) -> Op[RecallResult]:
+    moment = (at or At()).variables()
     return Op(
         f"mutation($r: RecallInput!) {{ recall(input: $r) {{ {RecallResult.FIELDS} }} }}",
         {
@@ -109,6 +112,9 @@ def recall(
                 userId=user_id,
                 limit=limit,
                 autoPromote=auto_promote,
+                asOf=moment["asOf"],
+                validAt=moment["validAt"],
+                includeHistory=moment["hist"],
             )
         },
         lambda d: RecallResult.of(d["recall"]),
@@ -116,13 +122,13 @@ def recall(
 
 
 def search(
-    query: str, session_id: str | None, user_id: str | None, limit: int
+    query: str, session_id: str | None, user_id: str | None, limit: int, at: At | None = None
 ) -> Op[list[ScoredMemory]]:
     return Op(
-        "query($q: String!, $s: ID, $u: ID, $l: Int!) "
-        "{ search(query: $q, sessionId: $s, userId: $u, limit: $l) "
+        f"query($q: String!, $s: ID, $u: ID, $l: Int!, {At.DECLS}) "
+        f"{{ search(query: $q, sessionId: $s, userId: $u, limit: $l, {At.ARGS}) "
         f"{{ {ScoredMemory.FIELDS} }} }}",
-        _some(q=query, s=session_id, u=user_id, l=limit),
+        _some(q=query, s=session_id, u=user_id, l=limit, **(at or At()).variables()),
         lambda d: [ScoredMemory.of(s) for s in d["search"]],
     )
 
@@ -151,12 +157,32 @@ def forget(item_id: str) -> Op[bool]:
     )
 
 
-def entities(user_id: str, type: str | None, limit: int) -> Op[list[UserEntity]]:
+def entities(
+    user_id: str, type: str | None, limit: int, at: At | None = None
+) -> Op[list[UserEntity]]:
     return Op(
-        "query($u: ID!, $t: EntityType, $l: Int!) "
-        f"{{ entities(userId: $u, type: $t, limit: $l) {{ {UserEntity.FIELDS} }} }}",
-        _some(u=user_id, t=type, l=limit),
+        f"query($u: ID!, $t: EntityType, $l: Int!, {At.DECLS}) "
+        f"{{ entities(userId: $u, type: $t, limit: $l, {At.ARGS}) {{ {UserEntity.FIELDS} }} }}",
+        _some(u=user_id, t=type, l=limit, **(at or At()).variables()),
         lambda d: [UserEntity.of(e) for e in d["entities"]],
+    )
+
+
+def retract(item_ids: Sequence[str], reason: str) -> Op[list[str]]:
+    """The ids this call retracted (the others already were)."""
+    return Op(
+        "mutation($i: [ID!]!, $r: String!) { retract(itemIds: $i, reason: $r) { changedIds } }",
+        {"i": list(item_ids), "r": reason},
+        lambda d: list(d["retract"]["changedIds"]),
+    )
+
+
+def unretract(item_ids: Sequence[str]) -> Op[list[str]]:
+    """The ids this call made held again (the others were not retracted)."""
+    return Op(
+        "mutation($i: [ID!]!) { unretract(itemIds: $i) { changedIds } }",
+        {"i": list(item_ids)},
+        lambda d: list(d["unretract"]["changedIds"]),
     )
 
 
@@ -257,11 +283,12 @@ def memories(
     metadata_values: Sequence[Any] | None,
     first: int,
     after: str | None,
+    at: At | None = None,
 ) -> Op[MemoryPage]:
     return Op(
-        "query($s: ID, $u: ID, $f: String, $v: [JSON!], $n: Int!, $a: String) "
+        f"query($s: ID, $u: ID, $f: String, $v: [JSON!], $n: Int!, $a: String, {At.DECLS}) "
         "{ memories(sessionId: $s, userId: $u, metadataField: $f, metadataValues: $v, "
-        f"first: $n, after: $a) {{ {MemoryPage.FIELDS} }} }}",
+        f"first: $n, after: $a, {At.ARGS}) {{ {MemoryPage.FIELDS} }} }}",
         _some(
             s=session_id,
             u=user_id,
@@ -269,6 +296,7 @@ def memories(
             v=list(metadata_values) if metadata_values is not None else None,
             n=first,
             a=after,
+            **(at or At()).variables(),
         ),
         lambda d: MemoryPage.of(d["memories"]),
     )

@@ -12,6 +12,7 @@ import httpx
 from graphmem.client import operations as ops
 from graphmem.client.errors import Unavailable
 from graphmem.client.models import (
+    At,
     Enrichment,
     Episode,
     ImportedTask,
@@ -135,12 +136,13 @@ class Graphmem:
         metadata_values: Sequence[Any] | None = None,
         first: int = 100,
         after: str | None = None,
+        at: At | None = None,
     ) -> MemoryPage:
         """One page of a scope's memories in every tier, in conversation order; with
         ``metadata_field`` (and ``metadata_values``) only those whose metadata has it
         (equal to one of the values)."""
         return self._run(
-            ops.memories(session_id, user_id, metadata_field, metadata_values, first, after)
+            ops.memories(session_id, user_id, metadata_field, metadata_values, first, after, at)
         )
 
     def sessions(
@@ -162,8 +164,10 @@ class Graphmem:
         user_id: str | None = None,
         limit: int = 3,
         auto_promote: bool = True,
+        at: At | None = None,
     ) -> RecallResult:
-        return self._run(ops.recall(query, session_id, user_id, limit, auto_promote))
+        """``at``: what the recall sees (default: what graphmem holds now)."""
+        return self._run(ops.recall(query, session_id, user_id, limit, auto_promote, at))
 
     def search(
         self,
@@ -172,8 +176,9 @@ class Graphmem:
         session_id: str | None = None,
         user_id: str | None = None,
         limit: int = 10,
+        at: At | None = None,
     ) -> list[ScoredMemory]:
-        return self._run(ops.search(query, session_id, user_id, limit))
+        return self._run(ops.search(query, session_id, user_id, limit, at))
 
     def status(self, session_id: str) -> Status:
         return self._run(ops.status(session_id))
@@ -186,9 +191,16 @@ class Graphmem:
         return self._run(ops.forget(item_id))
 
     def entities(
-        self, user_id: str, *, type: str | None = None, limit: int = 50
+        self, user_id: str, *, type: str | None = None, limit: int = 50, at: At | None = None
     ) -> list[UserEntity]:
-        return self._run(ops.entities(user_id, type, limit))
+        return self._run(ops.entities(user_id, type, limit, at))
+
+    def retract(self, item_ids: Sequence[str], reason: str = "") -> list[str]:
+        """Mark memories no longer held (kept for history); the ids this call changed."""
+        return self._run(ops.retract(item_ids, reason))
+
+    def unretract(self, item_ids: Sequence[str]) -> list[str]:
+        return self._run(ops.unretract(item_ids))
 
     # --- tasks ------------------------------------------------------------------------
     def create_task(self, description: str, *, owner: str | None = None) -> Task:

@@ -57,6 +57,8 @@ class EventKind(StrEnum):
     FORGOTTEN = "forgotten"
     ENTITY_MERGED = "entity_merged"
     TASK_TRANSFERRED = "task_transferred"
+    RETRACTED = "retracted"
+    RESTORED = "restored"
 
 
 def utcnow() -> datetime:
@@ -171,15 +173,30 @@ class MemoryItem(BaseModel):
     #: conversation order within the session (a nanosecond clock at add time): the
     #: neighbouring turns recall uses as context
     seq: int = 0
+    #: when graphmem learned it (record time; ``created_at`` is when it happened, the
+    #: ``occurredAt`` it was added with). None on memories stored before the two clocks:
+    #: ``recorded`` stands in with ``created_at``
+    recorded_at: datetime | None = None
+    #: when it stopped being held, and why (``retract``); None while it is held
+    retracted_at: datetime | None = None
+    retract_reason: str | None = None
     #: why the graph refused this hot item, once a spill found it could not be written
     #: (an item stored before the edge checks): spills pass it by (memory/tiers/spill.py).
     #: Kept out of the item's JSON while unset, so most items carry nothing extra.
     parked: str | None = Field(default=None, exclude=True)
 
-    @field_validator("created_at", "last_accessed_at", mode="after")
+    @field_validator("created_at", "last_accessed_at", "recorded_at", "retracted_at", mode="after")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
         return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+    @property
+    def recorded(self) -> datetime:
+        """Record time: ``recorded_at``, else ``created_at`` (a memory stored before
+        graphmem kept both clocks; docs/concepts.md, "Two clocks")."""
+        return self.recorded_at or self.created_at
 
     def to_json(self) -> str:
         doc = self.model_dump_json()

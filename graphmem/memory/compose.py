@@ -31,6 +31,7 @@ from graphmem.memory.search.recall import Recall
 from graphmem.memory.search.scopecache import ScopeCache
 from graphmem.memory.search.weights import weights_for
 from graphmem.memory.tiers.admission import Admission, AdmissionLimits
+from graphmem.memory.tiers.corrections import Corrections
 from graphmem.memory.tiers.ingest import Ingest
 from graphmem.memory.tiers.listing import Listing
 from graphmem.memory.tiers.maintenance import Maintenance
@@ -260,6 +261,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
             entities,
             parts.conversation,
         ),
+        corrections=Corrections(inputs, hot, graph, spills, events, changes),
         reports=reports,
         listing=Listing(inputs, hot, graph),
         maintenance=Maintenance(

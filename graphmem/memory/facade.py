@@ -27,6 +27,7 @@ from graphmem.memory.search.ranking import Ranker
 from graphmem.memory.search.recall import Recall
 from graphmem.memory.search.weights import Weights
 from graphmem.memory.tiers.admission import Admission
+from graphmem.memory.tiers.corrections import Corrections
 from graphmem.memory.tiers.ingest import Ingest
 from graphmem.memory.tiers.listing import Listing
 from graphmem.memory.tiers.maintenance import Maintenance
@@ -56,7 +57,8 @@ class Memory:
     the cascading get · ``recall`` search and recall (``ranker`` the ranking itself,
     ``ranker.cache`` the search scopes held in memory) · ``changes`` the scope versions
     every graph write bumps ·
-    ``removal`` forget and prune · ``reports`` hot list, stats, find, status ·
+    ``removal`` forget and prune · ``corrections`` retract and unretract ·
+    ``reports`` hot list, stats, find, status ·
     ``listing`` memories page by page (by metadata) and the sessions holding them ·
     ``maintenance`` the background pass · ``sessions`` per-session settings ·
     ``admission`` rate limits and quotas per tenant · ``write_behind`` and ``worker``
@@ -108,6 +110,8 @@ class Memory:
     removal: Removal
     #: forget with a receipt and a tombstone (``graphmem/memory/erasure/``)
     erasure: Erasure
+    #: retract and unretract (``tiers/corrections.py``)
+    corrections: Corrections
     reports: Reporting
     listing: Listing
     maintenance: Maintenance

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from graphmem import jsonscan
 from graphmem.domain.models import MemoryItem, MemoryType, Tier, as_utc
+from graphmem.domain.moments import NOW, Moment
 from graphmem.errors import BadInput
 from graphmem.memory.search.fusion import Retriever
 from graphmem.settings import ID_PATTERN
@@ -78,6 +79,9 @@ class RecallQuery(BaseModel):
     retriever: Retriever = Retriever.HYBRID
     #: the graph tiers searched (recall also matches the session's hot items apart)
     tiers: list[Tier] = Field(default_factory=lambda: list(SEARCH_TIERS))
+    #: what the search sees: what graphmem held at a moment, of what was true at one
+    #: (``domain/moments.py``); by default what it holds now
+    moment: Moment = NOW
 
 
 def text_problem(value: str) -> str | None:

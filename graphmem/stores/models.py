@@ -57,6 +57,10 @@ class EntityRelation(StoreModel):
     valid_until: datetime | None = None
     sources: list[str] = Field(default_factory=list)
     closed_by: str | None = None
+    #: record time: when graphmem learned the relation, and when it learned of its end
+    #: (None on relations written before both clocks were kept)
+    recorded_at: datetime | None = None
+    closed_at: datetime | None = None
 
 
 class CoOccurrence(StoreModel):

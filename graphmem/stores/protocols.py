@@ -27,10 +27,12 @@ from graphmem.domain.models import (
     Tier,
     TierCount,
 )
+from graphmem.domain.moments import Moment
 from graphmem.stores.models import (
     Enriched,
     EnrichmentJob,
     GraphMemory,
+    Located,
     MemoryRows,
     MemoryVectors,
     QueueStats,
@@ -157,6 +159,7 @@ class GraphSearch(Protocol):
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = ...,
         scope_size: int | None = None,
+        moment: Moment = ...,
     ) -> MemoryRows: ...
     async def text_hits(
         self,
@@ -169,6 +172,7 @@ class GraphSearch(Protocol):
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = ...,
         vectors: bool = False,
+        moment: Moment = ...,
     ) -> MemoryRows: ...
     async def neighbours(
         self,
@@ -179,6 +183,7 @@ class GraphSearch(Protocol):
         user_id: str | None = None,
         tiers: Sequence[str] = ...,
         also: Sequence[str] = ...,
+        moment: Moment = ...,
     ) -> tuple[MemoryRows, Mapping[str, MemoryItem]]: ...
     async def linked(
         self,
@@ -190,6 +195,7 @@ class GraphSearch(Protocol):
         user_id: str | None = None,
         tiers: Sequence[str] = ...,
         vectors: bool = True,
+        moment: Moment = ...,
     ) -> MemoryRows: ...
     def scope_pages(
         self, tenant: str, session_id: str | None, user_id: str | None, cap: int
@@ -204,7 +210,11 @@ class GraphSearch(Protocol):
         session_id: str | None = None,
         user_id: str | None = None,
         tiers: Sequence[str] = ...,
+        moment: Moment = ...,
     ) -> dict[str, int]: ...
+    async def superseded(
+        self, tenant: str, ids: Sequence[str], moment: Moment = ...
+    ) -> dict[str, list[str]]: ...
 
 
 @runtime_checkable
@@ -233,6 +243,7 @@ class GraphScans(Protocol):
         after: tuple[int, str],
         first: int,
         needles: Sequence[str] | None = None,
+        moment: Moment = ...,
     ) -> list[MemoryItem]: ...
     async def sessions(
         self, tenant: str, prefix: str, user_id: str | None, after: str, first: int
@@ -301,6 +312,12 @@ class GraphStore(Protocol):
     async def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]: ...
     async def unenriched(self, tenant: str, ids: Sequence[str]) -> list[MemoryItem]: ...
     async def mark_hot(self, tenant: str, ids: Sequence[str], now: datetime) -> list[str]: ...
+    async def retract(
+        self, tenant: str, ids: Sequence[str], reason: str, now: datetime
+    ) -> list[tuple[Located, bool]]: ...
+    async def unretract(
+        self, tenant: str, ids: Sequence[str], now: datetime
+    ) -> list[tuple[Located, bool]]: ...
     async def tenants(self) -> list[str]: ...
     async def delete(self, tenant: str, item_id: str) -> list[str] | None: ...
     async def forget_user(self, tenant: str, user_id: str) -> UserRemoved: ...

@@ -22,6 +22,7 @@ from graphmem.domain.knowledge import (
     ObservationsAdded,
     RelationsCreated,
 )
+from graphmem.domain.moments import Moment
 from graphmem.settings import PersonaConfig
 from graphmem.stores.erasure_models import StoredReceipt, SubjectCounts
 from graphmem.stores.models import (
@@ -59,9 +60,14 @@ class EntityStore(Protocol):
     ) -> None: ...
     async def refresh(self, tenant: str, keys: Sequence[str]) -> int: ...
     async def user_entities(
-        self, tenant: str, user_id: str, entity_type: str | None, limit: int
+        self,
+        tenant: str,
+        user_id: str,
+        entity_type: str | None,
+        limit: int,
+        moment: Moment = ...,
     ) -> list[UserEntity]: ...
-    async def get(self, tenant: str, key: str) -> EntityDetail | None: ...
+    async def get(self, tenant: str, key: str, moment: Moment = ...) -> EntityDetail | None: ...
     async def merge(
         self, tenant: str, source: str, target: str, merge_id: str, reason: str, now: datetime
     ) -> MergeResult | None: ...

@@ -17,6 +17,9 @@ ENTITY = """query($id: ID!) { entity(id: $id) {
   relations { type direction otherId otherName validFrom validUntil sources closedBy }
   cooccurring { otherId weight } } }"""
 FORGET = "mutation($id: ID!) { forget(itemId: $id) }"
+HISTORY = ENTITY.replace(
+    "($id: ID!) { entity(id: $id)", "($id: ID!) { entity(id: $id, includeHistory: true)"
+)
 
 
 async def remember(
@@ -177,7 +180,11 @@ async def test_newer_contradicting_fact_closes_the_old_edge(api: Api) -> None:
         ["Alice works for Acme.", "Alice now works for Initech."],
         at=["2025-01-10T09:00:00+00:00", "2025-06-01T09:00:00+00:00"],
     )
-    detail = (await api.data(ENTITY, {"id": "PERSON|alice"}))["entity"]
+    current = (await api.data(ENTITY, {"id": "PERSON|alice"}))["entity"]
+    assert [r["otherName"] for r in current["relations"] if r["type"] == "WORKS_FOR"] == [
+        "Initech"
+    ]  # the default read: what holds now
+    detail = (await api.data(HISTORY, {"id": "PERSON|alice"}))["entity"]
     works = {r["otherName"]: r for r in detail["relations"] if r["type"] == "WORKS_FOR"}
     assert set(works) == {"Acme", "Initech"}  # both kept
     assert works["Acme"]["validUntil"].startswith("2025-06-01")

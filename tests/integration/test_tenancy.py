@@ -93,3 +93,42 @@ async def test_tenants_cannot_read_recall_spill_count_or_forget_each_other(api: 
         )
     )["recall"]
     assert [i["id"] for i in recall_a["items"]] == [item["id"]]
+
+
+async def test_tenants_cannot_retract_or_read_each_others_history(api: Api) -> None:
+    """retract, unretract and every read at a moment (asOf, validAt, includeHistory)
+    are scoped by the key's tenant like the rest (docs/concepts.md, "Two clocks")."""
+    a, b = list(api.keys)
+    spec = {"sessionId": "shared", "userId": "u", "content": "A lives at Maison Verte in Oslo."}
+    item = (await api.data(ADD, {"input": spec}, tenant=a))["addMemory"]
+    await api.data(SPILL, {"s": "shared"}, tenant=a)
+    retract = 'mutation($i: [ID!]!) { retract(itemIds: $i, reason: "b") { changedIds } }'
+    unretract = "mutation($i: [ID!]!) { unretract(itemIds: $i) { changedIds } }"
+    body = await api.gql(retract, {"i": [item["id"]]}, tenant=b)
+    assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    assert (await api.data(retract, {"i": [item["id"]]}, tenant=a))["retract"]["changedIds"]
+    body = await api.gql(unretract, {"i": [item["id"]]}, tenant=b)
+    assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    at = "asOf: $a, validAt: $v, includeHistory: true"
+    reads = {
+        "search": f'query($a: DateTime, $v: DateTime) {{ search(query: "Maison Verte Oslo", {at}) '
+        "{ item { id } } }",
+        "memories": f'query($a: DateTime, $v: DateTime) {{ memories(userId: "u", {at}) '
+        "{ items { id } } }",
+        "entities": f'query($a: DateTime, $v: DateTime) {{ entities(userId: "u", {at}) '
+        "{ entity { id } } }",
+    }
+    when = {"a": "2999-01-01T00:00:00Z", "v": "2999-01-01T00:00:00Z"}
+    for name, query in reads.items():
+        assert (await api.data(query, when, tenant=b))[name] in ([], {"items": []}), name
+        assert (await api.data(query, when, tenant=a))[name] not in ([], {"items": []}), name
+    recall = {"query": "Maison Verte Oslo", "autoPromote": False, "includeHistory": True}
+    assert (await api.data(RECALL, {"input": recall}, tenant=b))["recall"]["items"] == []
+    entity = (
+        'query { entity(id: "ORGANIZATION|maison verte", includeHistory: true) '
+        "{ mentions { memoryId } relations { otherName } } }"
+    )
+    body = await api.gql(entity, {}, tenant=b)
+    assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    seen = (await api.data(entity, {}, tenant=a))["entity"]
+    assert [m["memoryId"] for m in seen["mentions"]] == [item["id"]]

@@ -197,6 +197,18 @@ HOSTILE_DATES: list[Any] = [
     1e308,
     "\ud800",
     "-000001-01-01T00:00:00Z",
+    "2020-01-01T00:00:00+23:59",
+    "2020-01-01T00:00:00+18:00:30",
+]
+#: asOf and validAt (docs/concepts.md, "Two clocks"): valid, but far out or offset
+MOMENTS = [
+    "0001-01-01T00:00:00Z",
+    "0001-01-01T00:00:00+18:00",
+    "9999-12-31T23:59:59.999999Z",
+    "9999-12-31T23:59:59-18:00",
+    "2020-06-01T00:00:00+05:45",
+    "2099-01-01T00:00:00Z",
+    "2024-05-01T10:00:00+00:00",
 ]
 HOSTILE_BOOLS: list[Any] = ["true", 1, 0, "yes", [], {}]
 FORBIDDEN_IN_INPUT = re.compile(
@@ -569,6 +581,9 @@ class Generator:
         if kind == "DateTime":
             if hostile:
                 return rng.choice(HOSTILE_DATES)
+            if arg in ("asOf", "validAt"):
+                # reads at a moment: the ends of what a DateTime holds, and odd offsets
+                return rng.choice(MOMENTS)
             return rng.choice(["2024-05-01T10:00:00+00:00", "2021-01-01T00:00:00Z"])
         if kind == "JSON":
             return hostile_json(rng) if hostile else valid_json(arg, rng)

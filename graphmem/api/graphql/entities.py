@@ -9,6 +9,8 @@ from strawberry.types import Info
 
 from graphmem.api.graphql.context import entities_of
 from graphmem.api.graphql.entity_types import EntityDetail, MergeResult, UserEntity
+from graphmem.api.graphql.moments import AsOf, IncludeHistory, ValidAt
+from graphmem.domain.moments import Moment
 from graphmem.memory.entities.memory import EntityType
 
 
@@ -21,17 +23,32 @@ class EntityQuery:
         user_id: strawberry.ID,
         type: EntityType | None = None,
         limit: int = 50,
+        as_of: AsOf = None,
+        valid_at: ValidAt = None,
+        include_history: IncludeHistory = False,
     ) -> list[UserEntity]:
         entities, tenant = entities_of(info)
+        moment = Moment.of(as_of, valid_at, include_history)
         rows = await entities.user_entities(
-            tenant, str(user_id), type.value if type else None, limit
+            tenant, str(user_id), type.value if type else None, limit, moment
         )
         return [UserEntity.of(r) for r in rows]
 
-    @strawberry.field(description="One entity with its mentions and relations (open and closed).")
-    async def entity(self, info: Info[Any, Any], id: strawberry.ID) -> EntityDetail:
+    @strawberry.field(
+        description="One entity with its mentions and the relations that hold at the "
+        "moment asked (default: now); with includeHistory, closed relations too."
+    )
+    async def entity(
+        self,
+        info: Info[Any, Any],
+        id: strawberry.ID,
+        as_of: AsOf = None,
+        valid_at: ValidAt = None,
+        include_history: IncludeHistory = False,
+    ) -> EntityDetail:
         entities, tenant = entities_of(info)
-        return EntityDetail.of(await entities.get(tenant, str(id)))
+        moment = Moment.of(as_of, valid_at, include_history)
+        return EntityDetail.of(await entities.get(tenant, str(id), moment))
 
 
 @strawberry.type

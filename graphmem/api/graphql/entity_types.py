@@ -79,6 +79,12 @@ class EntityRelation:
     valid_until: datetime | None
     sources: list[strawberry.ID] = strawberry.field(description="Memories asserting it")
     closed_by: strawberry.ID | None = strawberry.field(description="Memory that closed it")
+    recorded_at: datetime | None = strawberry.field(
+        default=None, description="Record time: when graphmem learned the relation"
+    )
+    closed_at: datetime | None = strawberry.field(
+        default=None, description="Record time: when graphmem learned it had ended"
+    )
 
 
 @strawberry.type
@@ -119,6 +125,8 @@ class EntityDetail:
                     valid_until=r.valid_until,
                     sources=[strawberry.ID(s) for s in r.sources],
                     closed_by=strawberry.ID(r.closed_by) if r.closed_by else None,
+                    recorded_at=r.recorded_at,
+                    closed_at=r.closed_at,
                 )
                 for r in d.outgoing + d.incoming
             ],

@@ -11,6 +11,7 @@ from strawberry.types import Info
 
 from graphmem.api.graphql.context import service_of, str_or_none
 from graphmem.api.graphql.erasure_types import ErasureReceipt
+from graphmem.api.graphql.moments import AsOf, IncludeHistory, ValidAt
 from graphmem.api.graphql.types import (
     AddMemoryInput,
     EnrichmentStatus,
@@ -29,6 +30,7 @@ from graphmem.api.graphql.types import (
     TierTypeStats,
 )
 from graphmem.domain.models import MemoryType, Tier
+from graphmem.domain.moments import Moment
 from graphmem.errors import BadInput
 from graphmem.memory import RecallQuery
 from graphmem.memory.search.fusion import Retriever
@@ -66,13 +68,17 @@ class MemoryQuery:
         metadata_values: list[JSON] | None = None,
         first: int = 100,
         after: str | None = None,
+        as_of: AsOf = None,
+        valid_at: ValidAt = None,
+        include_history: IncludeHistory = False,
     ) -> MemoryPage:
         service, tenant = service_of(info)
+        moment = Moment.of(as_of, valid_at, include_history)
         if metadata_values is not None and metadata_field is None:
             raise BadInput("metadataValues needs metadataField", field="metadataValues")
         match = MetadataMatch(metadata_field, metadata_values) if metadata_field else None
         page = await service.listing.page(
-            tenant, str_or_none(session_id), str_or_none(user_id), match, first, after
+            tenant, str_or_none(session_id), str_or_none(user_id), match, first, after, moment
         )
         return MemoryPage.of(page)
 
@@ -158,9 +164,13 @@ class MemoryQuery:
         limit: int = 10,
         types: list[MemoryType] | None = None,
         retriever: Retriever = Retriever.HYBRID,
+        as_of: AsOf = None,
+        valid_at: ValidAt = None,
+        include_history: IncludeHistory = False,
     ) -> list[ScoredMemory]:
         service, tenant = service_of(info)
         q = RecallQuery(
+            moment=Moment.of(as_of, valid_at, include_history),
             query=query,
             session_id=str(session_id) if session_id is not None else None,
             user_id=str(user_id) if user_id is not None else None,
@@ -212,6 +222,7 @@ class MemoryMutation:
     async def recall(self, info: Info[Any, Any], input: RecallInput) -> RecallResult:
         service, tenant = service_of(info)
         q = RecallQuery(
+            moment=Moment.of(input.as_of, input.valid_at, input.include_history),
             query=input.query,
             session_id=str(input.session_id) if input.session_id is not None else None,
             user_id=str(input.user_id) if input.user_id is not None else None,

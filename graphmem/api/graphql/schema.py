@@ -16,6 +16,7 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from graphmem.api.graphql.admission import AdmissionControl
+from graphmem.api.graphql.corrections import CorrectionMutation
 from graphmem.api.graphql.entities import EntityMutation, EntityQuery
 from graphmem.api.graphql.episodes import EpisodeMutation, EpisodeQuery
 from graphmem.api.graphql.erasure import ErasureMutation, ErasureQuery
@@ -45,6 +46,7 @@ class Mutation(
     KindsMutation,
     ItemMutation,
     ErasureMutation,
+    CorrectionMutation,
 ):
     pass
 

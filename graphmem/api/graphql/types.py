@@ -11,6 +11,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from graphmem.api.graphql.erasure_types import ErasureReceipt
+from graphmem.api.graphql.moments import AS_OF, HISTORY, VALID_AT
 from graphmem.domain import models
 from graphmem.domain.models import EventKind, MemoryType, Tier
 from graphmem.memory.search.fusion import Retriever
@@ -36,6 +37,14 @@ class MemoryItem:
     relevance_score: float
     token_count: int
     metadata: JSON
+    recorded_at: datetime = strawberry.field(
+        description="When graphmem learned it (record time; `createdAt` is when it "
+        "happened). A memory stored before both clocks were kept reports its createdAt."
+    )
+    retracted_at: datetime | None = strawberry.field(
+        default=None, description="When it was retracted; null while it is held"
+    )
+    retract_reason: str | None = None
 
     @classmethod
     def of(cls, item: models.MemoryItem) -> MemoryItem:
@@ -52,6 +61,9 @@ class MemoryItem:
             relevance_score=item.relevance_score,
             token_count=item.token_count,
             metadata=cast(JSON, item.metadata),
+            recorded_at=item.recorded,
+            retracted_at=item.retracted_at,
+            retract_reason=item.retract_reason,
         )
 
 
@@ -279,6 +291,9 @@ class RecallInput:
     auto_promote: bool = True
     types: list[MemoryType] | None = None
     retriever: Retriever = Retriever.HYBRID
+    as_of: datetime | None = strawberry.field(default=None, description=AS_OF)
+    valid_at: datetime | None = strawberry.field(default=None, description=VALID_AT)
+    include_history: bool = strawberry.field(default=False, description=HISTORY)
 
 
 @strawberry.type

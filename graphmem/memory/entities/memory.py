@@ -19,6 +19,7 @@ from typing import Any
 
 from graphmem.cputime import in_thread
 from graphmem.domain.models import EventKind, MemoryItem, utcnow
+from graphmem.domain.moments import NOW, Moment
 from graphmem.enrich.ner import RELATION_TYPES, EntityExtractor, Extraction, display_name, normalise
 from graphmem.errors import BadInput, NotFound
 from graphmem.stores import ChangeFeed, EntityStore
@@ -189,16 +190,24 @@ class EntityMemory:
 
     # --- queries -------------------------------------------------------------------------
     async def user_entities(
-        self, tenant: str, user_id: str, entity_type: str | None = None, limit: int = 50
+        self,
+        tenant: str,
+        user_id: str,
+        entity_type: str | None = None,
+        limit: int = 50,
+        moment: Moment = NOW,
     ) -> list[UserEntity]:
+        """The user's entities mentioned by memories seen at ``moment``."""
         if entity_type is not None and entity_type not in ENTITY_TYPES:
             raise BadInput(f"type: one of {', '.join(ENTITY_TYPES)}", field="type")
         if not 1 <= limit <= 1000:
             raise BadInput("limit: must be between 1 and 1000", field="limit")
-        return await self.store.user_entities(tenant, user_id, entity_type, limit)
+        return await self.store.user_entities(tenant, user_id, entity_type, limit, moment)
 
-    async def get(self, tenant: str, key: str) -> EntityDetail:
-        found = await self.store.get(tenant, key)
+    async def get(self, tenant: str, key: str, moment: Moment = NOW) -> EntityDetail:
+        """An entity, its mentions and its relations as seen at ``moment`` (the entity
+        itself is found whenever it exists: NOT_FOUND says only that it does not)."""
+        found = await self.store.get(tenant, key, moment)
         if found is None:
             raise NotFound(f"no entity {key}", entityId=key)
         return found

@@ -16,6 +16,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from graphmem.domain.models import MemoryItem, MemoryType
+from graphmem.domain.moments import NOW, Moment
 from graphmem.enrich.sentences import best_cosines
 from graphmem.memory.search.scopecolumns import F32, U32
 from graphmem.memory.search.scopeview import ScopeView, Turn
@@ -57,6 +58,8 @@ class Scope:
     tiers: list[str]
     types: list[MemoryType] | None
     query: F32
+    #: the read's moment: a search at another than now is answered by the graph
+    moment: Moment = NOW
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def links(
         user_id=scope.user_id,
         tiers=scope.tiers,
         vectors=vectors,
+        moment=scope.moment,
     )
 
 
@@ -257,6 +261,7 @@ async def from_graph(
                 types=scope.types,
                 tiers=scope.tiers,
                 scope_size=scope_size,
+                moment=scope.moment,
             )
         )
         if k > 0
@@ -289,7 +294,13 @@ async def from_graph(
         if not ids:
             return []
         rows, items = await graph.neighbours(
-            scope.tenant, ids, window, user_id=scope.user_id, tiers=scope.tiers, also=leading
+            scope.tenant,
+            ids,
+            window,
+            user_id=scope.user_id,
+            tiers=scope.tiers,
+            also=leading,
+            moment=scope.moment,
         )
         # parsed only when the ranking keeps them; a ChainMap writes only to maps[0]
         read.maps.append(cast(MutableMapping[str, MemoryItem], items))

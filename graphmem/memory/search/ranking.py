@@ -152,6 +152,7 @@ class Ranker:
         if q.types:
             wanted = {t.value for t in q.types}
             ranked = [r for r in ranked if r[0].type in wanted]
+        ranked = await self.demote_superseded(tenant, q, ranked)
         return ranked[: q.limit], query_vector, sources
 
     async def sources(self, tenant: str, q: RecallQuery) -> tuple[Sources, list[float]]:
@@ -168,7 +169,8 @@ class Ranker:
             if q.retriever is not Retriever.VECTOR
             else None
         )
-        held = self.cache.likely(tenant, q.session_id, q.user_id)
+        # a view holds what is held now: a read at another moment asks the graph
+        held = q.moment.current and self.cache.likely(tenant, q.session_id, q.user_id)
         scoped = q.session_id is not None or q.user_id is not None
         view_task = (
             asyncio.ensure_future(self.cache.view(tenant, q.session_id, q.user_id))
@@ -190,6 +192,7 @@ class Ranker:
                     types=q.types,
                     tiers=tiers,
                     vectors=vectors,
+                    moment=q.moment,
                 )
             )
 
@@ -219,6 +222,7 @@ class Ranker:
                 tiers,
                 q.types,
                 np.asarray(query_vector, dtype=np.float32),
+                q.moment,
             )
             if view is None:
                 text_task = text_task or lucene_hits(vectors=True)
@@ -280,5 +284,35 @@ class Ranker:
             session_id=q.session_id,
             user_id=q.user_id,
             tiers=[t.value for t in q.tiers],
+            moment=q.moment,
         )
         return {item_id: n / len(keys) for item_id, n in matched.items()}
+
+    async def demote_superseded(self, tenant: str, q: RecallQuery, ranked: Ordered) -> Ordered:
+        """``ranked`` with its superseded memories (every relation they assert closed by
+        a later memory held at the read's moment) losing ``Weights.superseded`` of their
+        score, and never above a memory that closed them; only the leading few are
+        looked at, one read."""
+        head = ranked[: q.limit + LEADING_SLACK]
+        if self.weights.superseded <= 0 or not head:
+            return ranked
+        found = await self.graph.search.superseded(tenant, [t.id for t, _, _ in head], q.moment)
+        if not found:
+            return ranked
+        return demoted(ranked, found, self.weights.superseded)
+
+
+def demoted(ranked: Ordered, superseded: Mapping[str, list[str]], share: float) -> Ordered:
+    """``ranked`` again, each memory of ``superseded`` scored ``1 - share`` of what it was
+    and, when a memory that closed its relations is ranked, just below that one."""
+    scores = {t.id: s for t, s, _ in ranked}
+    out = []
+    for turn, score, cosine in ranked:
+        closers = superseded.get(turn.id)
+        if closers is not None:
+            score *= 1 - share
+            above = [scores[c] for c in closers if c in scores and c != turn.id]
+            if above:
+                score = min(score, min(above) * (1 - 1e-6))
+        out.append((turn, score, cosine))
+    return sorted(out, key=lambda r: (r[1], r[2]), reverse=True)

@@ -97,6 +97,7 @@ class Recall:
                 i
                 for i in items
                 if i.tier is not Tier.HOT
+                and i.retracted_at is None  # a history read's retracted memory stays put
                 and (
                     scores[i.id] > config.promote_threshold
                     or (

@@ -77,6 +77,10 @@ class Weights:
     #: the text weight for a question asking for an inference ("would she enjoy
     #: Vivaldi?", ``asks_inference``); the vector weight takes the rest
     inference_text: float = 0.05
+    #: share of its score a superseded memory loses (every relation it asserts was
+    #: closed by a later memory; docs/concepts.md, "Corrections"), and it never ranks
+    #: above a memory that closed them
+    superseded: float = 0.1
 
 
 #: the weights that differ for a model (by ``Embedder.name``) from MiniLM's, each chosen

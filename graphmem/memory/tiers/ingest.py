@@ -98,6 +98,7 @@ class Ingest:
                 access_count=0,
                 last_accessed_at=now,
                 created_at=spec.occurred_at or now,
+                recorded_at=now,
                 relevance_score=1.0,  # new items start fully relevant
                 token_count=n,
                 content_hash=content_hash(spec.content),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmem.domain.models import MemoryItem
+from graphmem.domain.moments import NOW, Moment
 from graphmem.errors import BadInput
 from graphmem.memory.inputs import Inputs
 from graphmem.stores import GraphStore, HotTier
@@ -89,7 +90,9 @@ class Listing:
         match: MetadataMatch | None = None,
         first: int = 100,
         after: str | None = None,
+        moment: Moment = NOW,
     ) -> MemoryPage:
+        """The scope's memories in conversation order, as seen at ``moment``."""
         Inputs.scope(session_id, user_id)
         self.inputs.limit(first, "first")
         if match is not None and match.values is not None:
@@ -100,11 +103,15 @@ class Listing:
                 )
         start = parse_cursor(after) if after else START
         needles = match.needles() if match is not None else None
-        graph = await self.graph.scans.page(tenant, session_id, user_id, start, first, needles)
+        graph = await self.graph.scans.page(
+            tenant, session_id, user_id, start, first, needles, moment
+        )
         hot = [
             i
             for i in await self._hot_items(tenant, session_id, user_id)
-            if _key(i) > start and (match is None or match.accepts(i))
+            if _key(i) > start
+            and (match is None or match.accepts(i))
+            and moment.holds(i.recorded, i.created_at, i.retracted_at)
         ]
         # The graph answered at most `first` rows; past its last one it may hold more
         # that sort before the hot items there, so the page ends at its last row.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphmem.domain.models import EventKind, MemoryItem, Tier, utcnow
-from graphmem.errors import NotFound
+from graphmem.errors import BadInput, NotFound
 from graphmem.memory.inputs import Inputs
 from graphmem.memory.policy import MemoryRules
 from graphmem.memory.tiers.sessions import Sessions
@@ -68,6 +68,9 @@ class Promotion:
     async def promote(self, tenant: str, item_id: str) -> MemoryItem:
         Inputs.item_id(item_id)
         found = await self.graph.get(tenant, [item_id])
+        if found and found[0].retracted_at is not None:
+            # a retracted memory is kept for history, not brought back to work with
+            raise BadInput(f"itemId: {item_id} is retracted (unretract it first)", field="itemId")
         if found and found[0].tier is not Tier.HOT:
             (item,) = await self.items(tenant, found)
             return item
@@ -95,7 +98,7 @@ class Promotion:
         graph = await self.graph.get(tenant, [item_id])
         if not graph:
             return None
-        if self.rules.promote_on_read:
+        if self.rules.promote_on_read and graph[0].retracted_at is None:
             (promoted,) = await self.items(tenant, graph)
             return promoted
         return graph[0]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from graphmem.domain.moments import NOW, Moment
 from graphmem.stores.models import AliasRule, EntityDetail, MergeResult, UserEntity
 from graphmem.stores.neo4j import records_kinds as parse
 from graphmem.stores.neo4j.session import Neo4jSession
@@ -52,16 +53,29 @@ class Neo4jEntityStore:
         return int(records[0]["deleted"]) if records else 0
 
     async def user_entities(
-        self, tenant: str, user_id: str, entity_type: str | None, limit: int
+        self,
+        tenant: str,
+        user_id: str,
+        entity_type: str | None,
+        limit: int,
+        moment: Moment = NOW,
     ) -> list[UserEntity]:
         records = await self.graph.run(
             "entity/user_entities",
-            {"tenant": tenant, "userId": user_id, "type": entity_type, "limit": limit},
+            {
+                "tenant": tenant,
+                "userId": user_id,
+                "type": entity_type,
+                "limit": limit,
+                **moment.params(),
+            },
         )
         return [parse.user_entity(r) for r in records]
 
-    async def get(self, tenant: str, key: str) -> EntityDetail | None:
-        records = await self.graph.run("entity/get", {"tenant": tenant, "key": key})
+    async def get(self, tenant: str, key: str, moment: Moment = NOW) -> EntityDetail | None:
+        records = await self.graph.run(
+            "entity/get", {"tenant": tenant, "key": key, **moment.params()}
+        )
         return parse.entity_detail(records[0]) if records else None
 
     async def merge(

@@ -226,6 +226,25 @@ class Neo4jGraphStore(Neo4jSession):
         )
         return row_ids(records)
 
+    async def retract(
+        self, tenant: str, ids: Sequence[str], reason: str, now: datetime
+    ) -> list[tuple[Located, bool]]:
+        """Mark memories retracted at ``now`` (``memory/retract``): where each lives, and
+        whether this call retracted it (False: it already was)."""
+        records = await self.run(
+            "memory/retract", {"tenant": tenant, "ids": list(ids), "reason": reason, "now": now}
+        )
+        return [((r["id"], r["sessionId"], r["userId"]), bool(r["changed"])) for r in records]
+
+    async def unretract(
+        self, tenant: str, ids: Sequence[str], now: datetime
+    ) -> list[tuple[Located, bool]]:
+        """Hold retracted memories again from ``now``, the retraction kept as a past span."""
+        records = await self.run(
+            "memory/unretract", {"tenant": tenant, "ids": list(ids), "now": now}
+        )
+        return [((r["id"], r["sessionId"], r["userId"]), bool(r["changed"])) for r in records]
+
     async def tenants(self) -> list[str]:
         return [r["tenant"] for r in await self.run("admin/tenants", {})]
 

@@ -182,4 +182,7 @@ def memory_item(tenant: str, props: Row) -> MemoryItem:
         content_hash=props.get("contentHash") or content_hash(props["content"]),
         metadata=json_property(props.get("metadata")),
         seq=props.get("seq") or 0,
+        recorded_at=when(props.get("recordedAt")),
+        retracted_at=when(props.get("retractedAt")),
+        retract_reason=props.get("retractReason"),
     )

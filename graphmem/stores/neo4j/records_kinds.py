@@ -68,6 +68,8 @@ def _relation(r: Row) -> EntityRelation:
         valid_until=when(r.get("validUntil")),
         sources=list(r.get("sources") or []),
         closed_by=r.get("closedBy"),
+        recorded_at=when(r.get("recordedAt")),
+        closed_at=when(r.get("closedAt")),
     )
 
 

@@ -58,6 +58,7 @@ def memory_row(memory: GraphMemory) -> dict[str, Any]:
         "accessCount": item.access_count,
         "lastAccessedAt": item.last_accessed_at,
         "createdAt": item.created_at,
+        "recordedAt": item.recorded,
         "relevanceScore": item.relevance_score,
         "tokenCount": item.token_count,
         "contentHash": item.content_hash,

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.domain.models import MemoryItem, Tier, TierCount
+from graphmem.domain.moments import NOW, Moment
 from graphmem.stores.neo4j.records import memory_item, parsed
 from graphmem.stores.neo4j.session import Neo4jSession
 
@@ -87,6 +88,7 @@ class Neo4jGraphScans:
         after: tuple[int, str],
         first: int,
         needles: Sequence[str] | None = None,
+        moment: Moment = NOW,
     ) -> list[MemoryItem]:
         records = await self._session.run(
             "memory/page",
@@ -98,6 +100,7 @@ class Neo4jGraphScans:
                 "afterId": after[1],
                 "first": first,
                 "needles": list(needles) if needles is not None else None,
+                **moment.params(),
             },
         )
         return parsed(records, lambda r: memory_item(tenant, r["memory"]))

@@ -19,7 +19,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from graphmem.domain.models import MemoryItem, MemoryType, Tier
+from graphmem.domain.moments import NOW, Moment
 from graphmem.enrich import lexical
+from graphmem.enrich.ner import RELATION_TYPES
 from graphmem.errors import GraphmemError, Unavailable
 from graphmem.stores.models import MemoryRows, ScopeTooLarge
 from graphmem.stores.neo4j.fulltext import TenantFulltext
@@ -69,6 +71,7 @@ class Neo4jGraphSearch:
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         scope_size: int | None = None,
+        moment: Moment = NOW,
     ) -> MemoryRows:
         """Scoped nearest neighbours; ``scores`` are cosine similarities. A session or
         user scope is ranked exactly when it holds at most ``exact_scan_limit`` memories
@@ -81,6 +84,7 @@ class Neo4jGraphSearch:
             "types": [t.value for t in types] if types else None,
             "embedding": list(map(float, embedding)),
             "limit": limit,
+            **moment.params(),
         }
         if session_id is not None or user_id is not None:
             if scope_size is None:
@@ -146,6 +150,7 @@ class Neo4jGraphSearch:
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         vectors: bool = False,
+        moment: Moment = NOW,
     ) -> MemoryRows:
         """BM25 hits (``scores``) through the fulltext index, best first, with their
         vectors when ``vectors``; ``lucene`` already pins the scope's tokens, so little
@@ -160,6 +165,7 @@ class Neo4jGraphSearch:
             "k": limit * 2,
             "limit": limit,
             "vectors": vectors,
+            **moment.params(),
         }
         index, _ = await self._fulltext.ensure(tenant)
         try:
@@ -183,6 +189,7 @@ class Neo4jGraphSearch:
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         also: Sequence[str] = (),
+        moment: Moment = NOW,
     ) -> tuple[MemoryRows, Mapping[str, MemoryItem]]:
         """The ``window`` turns on each side of each memory in its session (of the user,
         when the search is a user's), ``anchors`` naming the memory each is next to; and
@@ -196,6 +203,7 @@ class Neo4jGraphSearch:
             "userId": user_id,
             "tiers": list(tiers),
             "also": list(also),
+            **moment.params(),
         }
         (record,) = await self._session.run("memory/neighbours", params)
         items = ParsedOnRead(record["items"], lambda m: memory_item(tenant, m))
@@ -211,6 +219,7 @@ class Neo4jGraphSearch:
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         vectors: bool = True,
+        moment: Moment = NOW,
     ) -> MemoryRows:
         """The memories of the scope sharing with one of ``ids`` an entity that at most
         ``max_mentions`` of the scope's memories mention, ``anchors`` naming the memory
@@ -226,6 +235,7 @@ class Neo4jGraphSearch:
                 "userId": user_id,
                 "tiers": list(tiers),
                 "vectors": vectors,
+                **moment.params(),
             },
         )
         return memory_rows(record)
@@ -274,6 +284,7 @@ class Neo4jGraphSearch:
         session_id: str | None = None,
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
+        moment: Moment = NOW,
     ) -> dict[str, int]:
         if not keys:
             return {}
@@ -286,9 +297,29 @@ class Neo4jGraphSearch:
                 "userId": user_id,
                 "tiers": list(tiers),
                 "limit": limit,
+                **moment.params(),
             },
         )
         return mention_counts(records)
+
+    async def superseded(
+        self, tenant: str, ids: Sequence[str], moment: Moment = NOW
+    ) -> dict[str, list[str]]:
+        """Those of ``ids`` every relation of which a later memory held at ``moment`` has
+        closed, each with the memories that closed them (``memory/superseded``)."""
+        if not ids:
+            return {}
+        records = await self._session.run(
+            "memory/superseded",
+            {
+                "tenant": tenant,
+                "ids": list(ids),
+                "types": list(RELATION_TYPES),
+                "asOf": moment.as_of,
+                "validAt": moment.valid_at,
+            },
+        )
+        return {str(r["id"]): [str(c) for c in r["closers"]] for r in records}
 
 
 def _cosines(rows: MemoryRows) -> MemoryRows:

@@ -29,11 +29,13 @@ from typing import Any, NoReturn
 import numpy as np
 
 from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
+from graphmem.domain.moments import NOW, Moment
 from graphmem.enrich import lexical
 from graphmem.memory.search.scopescoring import BM25_B, BM25_K1
 from graphmem.stores import GraphErasure, GraphScans, GraphSearch, GraphSpaces
 from graphmem.stores.models import (
     GraphMemory,
+    Located,
     MemoryRows,
     MemoryVectors,
     Removed,
@@ -118,6 +120,25 @@ def _rows(
     )
 
 
+def _seen(m: Node, moment: Moment) -> bool:
+    """The predicate of the statements that read at a moment (memory/text_hits), the
+    retraction spans of unretracted memories included."""
+    created, recorded = m.get("createdAt"), m.get("recordedAt") or m.get("createdAt")
+    if moment.as_of is not None and isinstance(recorded, datetime) and recorded > moment.as_of:
+        return False
+    if moment.valid_at is not None and isinstance(created, datetime) and created > moment.valid_at:
+        return False
+    if moment.history:
+        return True
+    retracted = m.get("retractedAt")
+    if moment.as_of is None:
+        return retracted is None
+    spans = zip(m.get("pastRetractedAt") or [], m.get("restoredAt") or [], strict=True)
+    return (retracted is None or retracted > moment.as_of) and not any(
+        start <= moment.as_of < end for start, end in spans
+    )
+
+
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     norm = float(np.linalg.norm(x) * np.linalg.norm(y))
@@ -130,9 +151,11 @@ def _in_scope(
     user_id: str | None,
     tiers: Sequence[str],
     types: Sequence[MemoryType] | None,
+    moment: Moment = NOW,
 ) -> bool:
     return (
-        (session_id is None or m.get("sessionId") == session_id)
+        _seen(m, moment)
+        and (session_id is None or m.get("sessionId") == session_id)
         and (user_id is None or m.get("userId") == user_id)
         and m.get("tier") in tiers
         and (not types or m.get("type") in {t.value for t in types})
@@ -172,12 +195,14 @@ class FakeGraphSearch:
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         scope_size: int | None = None,
+        moment: Moment = NOW,
     ) -> MemoryRows:
         self._store.faults.check("vector_hits")
         scored = [
             (_cosine(m["embedding"], embedding), m)
             for m in self._store.nodes(tenant)
-            if m.get("embedding") is not None and _in_scope(m, session_id, user_id, tiers, types)
+            if m.get("embedding") is not None
+            and _in_scope(m, session_id, user_id, tiers, types, moment)
         ]
         scored.sort(key=lambda e: e[0], reverse=True)
         top = scored[:limit]
@@ -198,6 +223,7 @@ class FakeGraphSearch:
         types: Sequence[MemoryType] | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         vectors: bool = False,
+        moment: Moment = NOW,
     ) -> MemoryRows:
         self._store.faults.check("text_hits")
         found = _CONTENT.search(lucene)
@@ -222,7 +248,8 @@ class FakeGraphSearch:
             ),
             key=order,
         )[: limit * 2]
-        kept = [m for m in matched if _in_scope(m, session_id, user_id, tiers, types)][:limit]
+        kept = [m for m in matched if _in_scope(m, session_id, user_id, tiers, types, moment)]
+        kept = kept[:limit]
         return _rows(
             kept,
             vectors=vectors,
@@ -239,6 +266,7 @@ class FakeGraphSearch:
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         also: Sequence[str] = (),
+        moment: Moment = NOW,
     ) -> tuple[MemoryRows, Mapping[str, MemoryItem]]:
         self._store.faults.check("neighbours")
         nodes = self._store.nodes(tenant)
@@ -255,6 +283,7 @@ class FakeGraphSearch:
                 if p.get("sessionId") == m.get("sessionId")
                 and p.get("tier") in tiers
                 and (user_id is None or p.get("userId") == user_id)
+                and _seen(p, moment)
             ]
             seq = int(m.get("seq") or 0)
             before = sorted(
@@ -285,6 +314,7 @@ class FakeGraphSearch:
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
         vectors: bool = True,
+        moment: Moment = NOW,
     ) -> MemoryRows:
         # No memory mentions an entity here (entities are not modelled): nothing links.
         return _rows([], anchors=[])
@@ -294,6 +324,7 @@ class FakeGraphSearch:
     ) -> AsyncIterator[MemoryRows]:
         self._store.faults.check("scope_pages")
         nodes = self._store.nodes(tenant)
+        nodes = [m for m in nodes if m.get("retractedAt") is None]  # as scope_rows_*
         if session_id is not None:
             scope = [m for m in nodes if m.get("sessionId") == session_id]
         elif user_id is not None:
@@ -307,7 +338,11 @@ class FakeGraphSearch:
 
     async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows:
         self._store.faults.check("rows_by_ids")
-        found = [m for i in ids if (m := self._store.node(tenant, i)) is not None]
+        found = [
+            m
+            for i in ids
+            if (m := self._store.node(tenant, i)) is not None and m.get("retractedAt") is None
+        ]
         return _rows(found, vectors=True, sentences=True, terms=True)
 
     async def memories_mentioning(
@@ -319,8 +354,15 @@ class FakeGraphSearch:
         session_id: str | None = None,
         user_id: str | None = None,
         tiers: Sequence[str] = GRAPH_TIERS,
+        moment: Moment = NOW,
     ) -> dict[str, int]:
         not_modelled("entity mentions (memories_mentioning)")
+
+    async def superseded(
+        self, tenant: str, ids: Sequence[str], moment: Moment = NOW
+    ) -> dict[str, list[str]]:
+        # No memory asserts a relation here (entities are not modelled): none is superseded.
+        return {}
 
 
 def _bm25(nodes: Sequence[Node], wanted: set[int]) -> dict[str, float]:
@@ -428,6 +470,7 @@ class FakeGraphScans:
         after: tuple[int, str],
         first: int,
         needles: Sequence[str] | None = None,
+        moment: Moment = NOW,
     ) -> list[MemoryItem]:
         not_modelled("listing memories page by page")
 
@@ -562,6 +605,7 @@ class FakeGraphStore:
         for row in rows:
             m = held.setdefault(row["id"], {"tenant": tenant, "id": row["id"]})
             m.update({k: row.get(k) for k in _ROW_PROPERTIES})
+            m.setdefault("recordedAt", row.get("recordedAt"))  # the first record stays
             if same and row.get("vectorBytes") is not None:
                 m["sentenceVectors"] = row.get("sentenceVectors")
                 m["vectorBytes"] = row["vectorBytes"]
@@ -653,6 +697,36 @@ class FakeGraphStore:
                 m["tier"], m["promotedAt"] = Tier.HOT.value, now
                 marked.append(item_id)
         return marked
+
+    async def retract(
+        self, tenant: str, ids: Sequence[str], reason: str, now: datetime
+    ) -> list[tuple[Located, bool]]:
+        self.faults.check("retract")
+        out: list[tuple[Located, bool]] = []
+        for item_id in ids:
+            if (m := self.node(tenant, item_id)) is None:
+                continue
+            fresh = m.get("retractedAt") is None
+            if fresh:
+                m["retractedAt"], m["retractReason"] = now, reason
+            out.append(((item_id, m.get("sessionId"), m.get("userId")), fresh))
+        return out
+
+    async def unretract(
+        self, tenant: str, ids: Sequence[str], now: datetime
+    ) -> list[tuple[Located, bool]]:
+        self.faults.check("unretract")
+        out: list[tuple[Located, bool]] = []
+        for item_id in ids:
+            if (m := self.node(tenant, item_id)) is None:
+                continue
+            fresh = m.get("retractedAt") is not None
+            if fresh:
+                m["pastRetractedAt"] = [*(m.get("pastRetractedAt") or []), m["retractedAt"]]
+                m["restoredAt"] = [*(m.get("restoredAt") or []), now]
+                m["retractedAt"] = m["retractReason"] = None
+            out.append(((item_id, m.get("sessionId"), m.get("userId")), fresh))
+        return out
 
     async def tenants(self) -> list[str]:
         self.faults.check("tenants")

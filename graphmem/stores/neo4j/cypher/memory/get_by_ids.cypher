@@ -4,4 +4,6 @@ UNWIND $ids AS id
 MATCH (m:Memory {tenant: $tenant, id: id})
 RETURN collect(m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount,
                   lastAccessedAt: toString(m.lastAccessedAt), createdAt: toString(m.createdAt),
+                  recordedAt: toString(m.recordedAt), retractedAt: toString(m.retractedAt),
+                  .retractReason,
                   .relevanceScore, .tokenCount, .contentHash, .metadata, .seq}) AS memories

@@ -11,6 +11,8 @@
 // A mention that starts within the speaker's length of the text's start is the label (or
 // part of it), after any leading whitespace up to that length; any other mention starts
 // after the label and its colon.
+// Seen at the read's moment ($asOf, $validAt, $history: domain/moments.py, the
+// same predicate in every read of memories at a moment; docs/concepts.md).
 UNWIND $ids AS id
 MATCH (s:Memory {tenant: $tenant, id: id})-[r:MENTIONS]->(:Entity)-[:SAME_AS*0..1]-(e:Entity)
 WHERE s.speaker IS NULL OR r.start > size(s.speaker)
@@ -19,6 +21,12 @@ WHERE COUNT { (e)<-[:MENTIONS]-() } <= $maxDegree
 CALL (e) {
   MATCH (m:Memory)-[r:MENTIONS]->(e)
   WHERE m.tenant = $tenant AND m.tier IN $tiers AND (m.speaker IS NULL OR r.start > size(m.speaker))
+    AND ($history OR CASE WHEN $asOf IS NULL THEN m.retractedAt IS NULL
+      ELSE (m.retractedAt IS NULL OR m.retractedAt > $asOf)
+        AND none(i IN range(0, size(coalesce(m.restoredAt, [])) - 1)
+                 WHERE m.pastRetractedAt[i] <= $asOf < m.restoredAt[i]) END)
+    AND ($asOf IS NULL OR coalesce(m.recordedAt, m.createdAt) <= $asOf)
+    AND ($validAt IS NULL OR m.createdAt <= $validAt)
     AND ($sessionId IS NULL OR m.sessionId = $sessionId)
     AND ($userId IS NULL OR m.userId = $userId)
   RETURN collect(m) AS ms

@@ -8,17 +8,31 @@
 // The memories, their neighbours and the memories of $also (those leading the ranking
 // so far) also come as items, as get_by_ids returns them: a search's results are nearly
 // always among them, and reading them here saves the search its last round trip.
+// Seen at the read's moment ($asOf, $validAt, $history: domain/moments.py, the
+// same predicate in every read of memories at a moment; docs/concepts.md).
 UNWIND $ids AS id
 MATCH (m:Memory {tenant: $tenant, id: id})
 CALL (m) {
   MATCH (p:Memory)
   WHERE p.tenant = $tenant AND p.sessionId = m.sessionId AND p.seq < m.seq
     AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
+    AND ($history OR CASE WHEN $asOf IS NULL THEN p.retractedAt IS NULL
+      ELSE (p.retractedAt IS NULL OR p.retractedAt > $asOf)
+        AND none(i IN range(0, size(coalesce(p.restoredAt, [])) - 1)
+                 WHERE p.pastRetractedAt[i] <= $asOf < p.restoredAt[i]) END)
+    AND ($asOf IS NULL OR coalesce(p.recordedAt, p.createdAt) <= $asOf)
+    AND ($validAt IS NULL OR p.createdAt <= $validAt)
   RETURN p ORDER BY p.tenant DESC, p.sessionId DESC, p.seq DESC LIMIT $window
   UNION
   MATCH (p:Memory)
   WHERE p.tenant = $tenant AND p.sessionId = m.sessionId AND p.seq > m.seq
     AND p.tier IN $tiers AND ($userId IS NULL OR p.userId = $userId)
+    AND ($history OR CASE WHEN $asOf IS NULL THEN p.retractedAt IS NULL
+      ELSE (p.retractedAt IS NULL OR p.retractedAt > $asOf)
+        AND none(i IN range(0, size(coalesce(p.restoredAt, [])) - 1)
+                 WHERE p.pastRetractedAt[i] <= $asOf < p.restoredAt[i]) END)
+    AND ($asOf IS NULL OR coalesce(p.recordedAt, p.createdAt) <= $asOf)
+    AND ($validAt IS NULL OR p.createdAt <= $validAt)
   RETURN p ORDER BY p.tenant, p.sessionId, p.seq LIMIT $window
 }
 WITH collect(m.id) AS anchors, collect(p) AS ms, collect(DISTINCT m) AS heads
@@ -40,5 +54,7 @@ RETURN anchors,
        [m IN ms | m.sentenceVectors] AS sentences,
        [m IN heads + ms + extra | m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount,
                              lastAccessedAt: toString(m.lastAccessedAt),
-                             createdAt: toString(m.createdAt), .relevanceScore, .tokenCount,
+                             createdAt: toString(m.createdAt), recordedAt: toString(m.recordedAt),
+                             retractedAt: toString(m.retractedAt), .retractReason,
+                             .relevanceScore, .tokenCount,
                              .contentHash, .metadata, .seq}] AS items

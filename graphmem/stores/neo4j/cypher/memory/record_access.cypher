@@ -14,5 +14,7 @@ SET m.tier = CASE
     ELSE m.tier END
 RETURN collect(m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount,
                   lastAccessedAt: toString(m.lastAccessedAt), createdAt: toString(m.createdAt),
+                  recordedAt: toString(m.recordedAt), retractedAt: toString(m.retractedAt),
+                  .retractReason,
                   .relevanceScore, .tokenCount, .contentHash, .metadata, .seq,
                   was: was}) AS memories

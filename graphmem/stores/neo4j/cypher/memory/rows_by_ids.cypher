@@ -2,6 +2,8 @@
 // holds), as scope_rows_user returns them; ids no longer in the graph are absent.
 UNWIND $ids AS id
 MATCH (m:Memory {tenant: $tenant, id: id})
+// a retracted memory leaves the scope's view as a deleted one would
+WHERE m.retractedAt IS NULL
 WITH collect(m) AS ms
 RETURN [m IN ms | m.id + '\t' + coalesce(m.sessionId, '') + '\t' + coalesce(m.userId, '') + '\t' +
                toString(coalesce(m.seq, 0)) + '\t' + coalesce(m.type, '') + '\t' +

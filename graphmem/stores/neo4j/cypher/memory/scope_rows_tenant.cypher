@@ -1,6 +1,8 @@
 // What search keeps in memory about a whole tenant's memories, for tenants small enough
 // (see scope_rows_user).
 MATCH (m:Memory {tenant: $tenant})
+// only what is held now: a read at another moment goes to the graph (ranking.py)
+WHERE m.retractedAt IS NULL
 WITH m LIMIT $cap
 WITH collect(m) AS ms
 WITH size(ms) AS n, CASE WHEN size(ms) < $cap THEN ms ELSE [] END AS ms

@@ -8,6 +8,8 @@
 // computed by another analysis version than $termVersion (Memory.backfill_terms computes them again).
 // At most $cap memories: a larger scope is not cached, and n = $cap tells so.
 MATCH (m:Memory {tenant: $tenant, userId: $userId})
+// only what is held now: a read at another moment goes to the graph (ranking.py)
+WHERE m.retractedAt IS NULL
 WITH m LIMIT $cap
 WITH collect(m) AS ms
 WITH size(ms) AS n, CASE WHEN size(ms) < $cap THEN ms ELSE [] END AS ms

@@ -6,11 +6,19 @@
 // order memories were written: over-fetching ($k is twice $limit) and ordering ties by
 // conversation order makes the cut the same for the same memories written in another
 // order (an import into another tenant ranks as the original did).
+// Seen at the read's moment ($asOf, $validAt, $history: domain/moments.py, the
+// same predicate in every read of memories at a moment; docs/concepts.md).
 CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $k}) YIELD node AS m, score
 WHERE m.tenant = $tenant
   AND ($sessionId IS NULL OR m.sessionId = $sessionId)
   AND ($userId IS NULL OR m.userId = $userId)
   AND m.tier IN $tiers
+  AND ($history OR CASE WHEN $asOf IS NULL THEN m.retractedAt IS NULL
+    ELSE (m.retractedAt IS NULL OR m.retractedAt > $asOf)
+      AND none(i IN range(0, size(coalesce(m.restoredAt, [])) - 1)
+               WHERE m.pastRetractedAt[i] <= $asOf < m.restoredAt[i]) END)
+  AND ($asOf IS NULL OR coalesce(m.recordedAt, m.createdAt) <= $asOf)
+  AND ($validAt IS NULL OR m.createdAt <= $validAt)
   AND ($types IS NULL OR m.type IN $types)
 WITH m, score
 ORDER BY score DESC, m.createdAt, m.seq

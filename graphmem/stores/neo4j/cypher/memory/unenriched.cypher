@@ -6,4 +6,6 @@ MATCH (m:Memory {tenant: $tenant, id: id})
 WHERE m.vectorBytes IS NULL
 RETURN collect(m {.id, .sessionId, .userId, .content, .type, .tier, .accessCount,
                   lastAccessedAt: toString(m.lastAccessedAt), createdAt: toString(m.createdAt),
+                  recordedAt: toString(m.recordedAt), retractedAt: toString(m.retractedAt),
+                  .retractReason,
                   .relevanceScore, .tokenCount, .contentHash, .metadata, .seq}) AS memories

@@ -26,6 +26,7 @@ MERGE (m:Memory {tenant: $tenant, id: it.id})
                 m.accessCount = it.accessCount,
                 m.lastAccessedAt = it.lastAccessedAt,
                 m.createdAt = it.createdAt,
+                m.recordedAt = it.recordedAt,
                 m.relevanceScore = it.relevanceScore,
                 m.tokenCount = it.tokenCount,
                 m.contentHash = it.contentHash,

@@ -35,6 +35,7 @@ class FakeGraphErasure:
     async def tombstone(
         self, tenant: str, kind: str, subjects: Sequence[str], at: datetime, expires_at: datetime
     ) -> int:
+        self.store.tenant_nodes.setdefault(tenant, {"id": tenant})  # as erasure/tombstone
         for subject in subjects:
             old = self.marks.get((tenant, kind, subject))
             if old is not None:

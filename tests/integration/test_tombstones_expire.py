@@ -43,7 +43,5 @@ async def test_expired_tombstones_go_in_bounded_batches_and_live_ones_keep_guard
     before = now - timedelta(hours=1)
     refused = item(tenant, "s1", "old memory of live", user_id="live", created_at=before)
     allowed = item(tenant, "s1", "old memory of u1", user_id="u1", created_at=before)
-    written = await service.graph.upsert_hot(
-        tenant, [graph_memory(refused), graph_memory(allowed)]
-    )
+    written = await service.graph.upsert_hot(tenant, [graph_memory(refused), graph_memory(allowed)])
     assert written == [allowed.id]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from graphmem.client import Graphmem, memory
+from graphmem.client import AsyncGraphmem, Graphmem, item_put, memory
 from graphmem.transfer.exporter import export_user
 from graphmem.transfer.importer import import_file
 from tests.conftest import ROOT, Stack, new_tenant, run_cypher, serving, stack_env
@@ -56,8 +56,13 @@ def test_a_receipt_from_the_client_saved_as_json_verifies_and_a_changed_byte_doe
         assert done.receipt.subject == {"kind": "memories", "itemIds": [gone.id]}
         session = gm.forget_session("c-s1")
         assert session.hot_memories == 1 and session.receipt.subject["sessionId"] == "c-s1"
+        asyncio.run(items(url, "put"))
         user = gm.forget_user("carol")
         assert user.receipt.subject == {"kind": "user", "userId": "carol"}
+        # Their LangGraph store items ("users", userId, ...) went too; another user's stay.
+        assert user.receipt.removed["neo4j.nodes"]["StoreItem"] == 1
+        assert user.receipt.verification["found"]["neo4j.StoreItem"] == 0
+        assert asyncio.run(items(url, "get")) == [False, True]
         page = gm.erasure_receipts(user_id="carol")
         assert [r.id for r in page.items] == [user.receipt.id]
     assert kept.id not in user.receipt.document
@@ -115,6 +120,15 @@ def test_an_old_export_brings_nothing_erased_back_and_a_new_one_carries_the_rece
     with Graphmem(url, KEY) as gm:
         assert import_file(gm, old, progress=False).erased == 5
         assert gm.memories(user_id="dora").items == []
+
+
+async def items(url: str, op: str) -> list[bool]:
+    keys = [(["users", "carol", "prefs"], "tone"), (["users", "zed"], "tone")]
+    async with AsyncGraphmem(url, KEY) as gm:
+        if op == "put":
+            await gm.put_items([item_put(ns, key, {"tone": "terse"}) for ns, key in keys])
+            return []
+        return [found is not None for found in await gm.get_items(keys)]
 
 
 def await_cypher(stack: Stack, query: str) -> list[dict[str, Any]]:

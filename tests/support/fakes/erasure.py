@@ -94,6 +94,12 @@ class FakeGraphErasure:
         done = await self.store.delete_many(tenant, ids)
         return done.removed, [], done.located, self.store.drop_session(tenant, session_id)
 
+    async def user_items(self, tenant: str, user_id: str) -> int:
+        return 0  # the fakes keep no LangGraph store items
+
+    async def forget_user_items(self, tenant: str, user_id: str) -> int:
+        return 0
+
     async def add_receipt(
         self,
         tenant: str,

@@ -10,6 +10,7 @@ feed). It knows nothing of the server's code: it speaks only the API.
 """
 
 from graphmem.client.aio import AsyncGraphmem
+from graphmem.client.erasure import ErasureReceipt, Forgotten, ReceiptPage
 from graphmem.client.errors import (
     BadInput,
     Forbidden,
@@ -52,8 +53,10 @@ __all__ = [
     "BadInput",
     "Enrichment",
     "Episode",
+    "ErasureReceipt",
     "Event",
     "Forbidden",
+    "Forgotten",
     "Graphmem",
     "GraphmemError",
     "ImportedTask",
@@ -64,6 +67,7 @@ __all__ = [
     "QuotaExceeded",
     "RateLimited",
     "RecallResult",
+    "ReceiptPage",
     "Retry",
     "ScoredEpisode",
     "ScoredMemory",

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import httpx
 
 from graphmem.client import operations as ops
+from graphmem.client.erasure import ErasureCalls
 from graphmem.client.errors import Unavailable
 from graphmem.client.models import (
     At,
@@ -42,7 +43,7 @@ from graphmem.client.transport import (
 T = TypeVar("T")
 
 
-class Graphmem:
+class Graphmem(ErasureCalls):
     """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
 
     Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE

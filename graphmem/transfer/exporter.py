@@ -1,10 +1,13 @@
 """Export what a user owns as JSONL that ``graphmem import`` reads back.
 
-One ``kind: memory`` line per memory, in conversation order, from every tier: id,
-sessionId, userId, content, type, tier, metadata (without an earlier import's id) and
-occurredAt (the memory's createdAt). Then one ``kind: entity`` line per entity the user
-mentioned, for reading; import skips them, since spilling the memories derives them
-again. Last, one ``kind: task`` line per task the user owns (whose owner is the user's
+First a ``kind: export`` line with the moment the export was taken (before anything was
+read), then one ``kind: receipt`` line per erasure receipt of the tenant, as signed: an
+import puts them back in the target's log, and drops what they erased after this moment
+(``erased.py``). Then one ``kind: memory`` line per memory, in conversation order, from
+every tier: id, sessionId, userId, content, type, tier, metadata (without an earlier
+import's id) and occurredAt (the memory's createdAt). Then one ``kind: entity`` line per
+entity the user mentioned, for reading; import skips them, since spilling the memories
+derives them again. Last, one ``kind: task`` line per task the user owns (whose owner is the user's
 id), with its steps, hand-overs and episodes, as ``importTask`` takes it back.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from graphmem.client import Graphmem, MemoryItem
@@ -37,11 +41,34 @@ class Exported:
     memories: int = 0
     entities: int = 0
     tasks: int = 0
+    receipts: int = 0
+
+
+def _line(out: TextIO, doc: dict[str, Any]) -> None:
+    out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+
+
+def export_receipts(gm: Graphmem, out: TextIO) -> int:
+    """The tenant's erasure receipts, newest first, each as it was signed."""
+    count, after = 0, None
+    while True:
+        page = gm.erasure_receipts(after=after, limit=100)
+        for receipt in page.items:
+            _line(out, {"kind": "receipt", "receipt": receipt.as_json()})
+            count += 1
+        if page.next is None:
+            return count
+        after = page.next
 
 
 def export_user(gm: Graphmem, user_id: str, out: TextIO) -> Exported:
     """Write the user's memories, entities and tasks; how many of each."""
     done = Exported()
+    # Taken before the first read: whatever an erasure removes after it, this file may
+    # still hold (the clocks of this machine and the server's are assumed to agree).
+    taken = datetime.now(UTC).isoformat()
+    _line(out, {"kind": "export", "version": 1, "at": taken, "userId": user_id})
+    done.receipts = export_receipts(gm, out)
     after: str | None = None
     while True:
         page = gm.memories(user_id=user_id, after=after)

@@ -11,6 +11,11 @@ and why, and the import goes on. Tiers are restored after adding: a record expor
 WARM or COLD is spilled there (``spill(itemIds, tier)``), and a rerun finishes spills an
 interrupted run left undone. Exported tasks are imported as they come, one
 ``importTask`` each, which skips a task an earlier run wrote (by its import id).
+
+Nothing erased comes back: exported erasure receipts are put back in the target's log
+as they were signed (``restoreErasureReceipt``, never signed again), and a record or task
+of a subject the target's receipts name is dropped when it was erased after the export
+was taken or after it was created (``erased.py``), however long ago the erasure was.
 """
 
 from __future__ import annotations
@@ -19,12 +24,23 @@ import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from tqdm import tqdm
 
-from graphmem.client import BadInput, Graphmem, MemoryItem, NotFound
-from graphmem.transfer.sources import IMPORT_ID, Entry, Record, Skipped, TaskEntry, entries
+from graphmem.client import BadInput, Forbidden, Graphmem, MemoryItem, NotFound
+from graphmem.transfer.erased import Erasures, moment
+from graphmem.transfer.sources import (
+    IMPORT_ID,
+    Entry,
+    Header,
+    ReceiptEntry,
+    Record,
+    Skipped,
+    TaskEntry,
+    entries,
+)
 
 #: how long the import follows a backlog that no worker is there to take
 NO_WORKER_SECONDS = 10.0
@@ -47,6 +63,11 @@ class ImportReport:
     tasks_skipped: int = 0
     #: the tenant's memories still waiting for their vectors when the import returned
     waiting: int = 0
+    #: records and tasks not imported because their subject was erased since
+    erased: int = 0
+    receipts_restored: int = 0
+    #: exported receipts the target's log held already
+    receipts_held: int = 0
 
     def skip(self, entry: Skipped) -> None:
         self.skipped += 1
@@ -102,6 +123,40 @@ class _Run:
         self.on_skip = on_skip
         self.report = ImportReport()
         self.seen: set[int] = set()
+        #: the moment the export was taken (its header), when the file has one
+        self.exported: datetime | None = None
+        self._erasures: Erasures | None = None
+
+    def erasures(self) -> Erasures:
+        """The target's erasures, read once, at the first record or task."""
+        if self._erasures is None:
+            self._erasures = Erasures.of_tenant(self.gm)
+        return self._erasures
+
+    def header(self, entry: Header) -> None:
+        self.exported = moment(entry.at)
+
+    def receipt(self, entry: ReceiptEntry) -> None:
+        try:
+            restored = self.gm.restore_erasure_receipt(entry.receipt)
+        except (BadInput, Forbidden) as exc:
+            self.skip(Skipped(entry.where, f"receipt: {exc.message}"))
+            return
+        if restored:
+            self.report.receipts_restored += 1
+        else:
+            self.report.receipts_held += 1
+        if self._erasures is not None:
+            self._erasures.add(entry.receipt)
+
+    def _erased(self, record: Record) -> bool:
+        return self.erasures().erased(
+            moment(record.occurred_at),
+            self.exported,
+            user_id=record.user_id,
+            session_id=record.session_id,
+            item_id=record.origin_id,
+        )
 
     def skip(self, entry: Skipped) -> None:
         self.report.skip(entry)
@@ -111,6 +166,9 @@ class _Run:
     def memories(self, chunk: Sequence[Record]) -> None:
         fresh: list[Record] = []
         for record in chunk:
+            if self._erased(record):
+                self.report.erased += 1
+                continue
             mark = _fingerprint(record.import_id)
             if mark in self.seen:
                 self.report.duplicates += 1
@@ -146,6 +204,12 @@ class _Run:
         return {r.import_id: m for r, m in zip(records, added, strict=True)}
 
     def task(self, entry: TaskEntry) -> None:
+        owner = entry.task.get("owner")
+        if isinstance(owner, str) and self.erasures().erased(
+            moment(entry.task.get("createdAt")), self.exported, user_id=owner
+        ):
+            self.report.erased += 1
+            return
         try:
             created = self.gm.import_task(entry.task).created
         except BadInput as exc:
@@ -175,6 +239,11 @@ def import_file(
     with tqdm(unit="memory", desc="added", disable=not progress) as bar:
         run = _Run(gm, bar, on_skip)
         for chunk in _batches(entries(path), batch):
+            for entry in chunk:  # an export's header and receipts come before its records
+                if isinstance(entry, Header):
+                    run.header(entry)
+                elif isinstance(entry, ReceiptEntry):
+                    run.receipt(entry)
             records = [e for e in chunk if isinstance(e, Record)]
             if records:
                 run.memories(records)

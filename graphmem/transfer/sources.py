@@ -38,6 +38,8 @@ class Record:
     tier: str = "HOT"
     #: where in the file it came from ("line 12"), for reports
     where: str = ""
+    #: the memory's id where it was exported from (an erasure of it is named by it)
+    origin_id: str | None = None
 
     def memory(self) -> dict[str, Any]:
         """An ``AddMemoryInput``, the import id in its metadata."""
@@ -63,6 +65,22 @@ class TaskEntry:
 
 
 @dataclass(frozen=True)
+class Header:
+    """An export's first line (``kind: export``): the moment it was taken."""
+
+    at: str | None
+    where: str
+
+
+@dataclass(frozen=True)
+class ReceiptEntry:
+    """An exported erasure receipt (a ``kind: receipt`` line), as it was signed."""
+
+    receipt: dict[str, Any]
+    where: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     """An entry of the file that is not imported, and why."""
 
@@ -70,7 +88,7 @@ class Skipped:
     reason: str
 
 
-Entry = Record | TaskEntry | Skipped
+Entry = Record | TaskEntry | Header | ReceiptEntry | Skipped
 
 
 class BadEntry(ValueError):
@@ -174,6 +192,7 @@ def memory(doc: dict[str, Any], number: int, line: str, where: str = "") -> Reco
         occurred_at=_text(doc, "occurredAt"),
         tier=tier,
         where=where,
+        origin_id=str(ident) if ident else None,
     )
 
 
@@ -237,7 +256,9 @@ def _documents(path: Path) -> Iterator[tuple[int, str, Any, str] | Skipped]:
             yield number, where, doc, text.rstrip("\r\n")
 
 
-def _read(number: int, where: str, doc: Any, text: str) -> list[Record | TaskEntry]:
+def _read(
+    number: int, where: str, doc: Any, text: str
+) -> list[Record | TaskEntry | Header | ReceiptEntry]:
     """The records (or the task) of one entry, all or none: ``BadEntry``, ``KeyError``
     and the like when its shape is wrong."""
     if not isinstance(doc, dict):
@@ -251,6 +272,13 @@ def _read(number: int, where: str, doc: Any, text: str) -> list[Record | TaskEnt
         return [memory(doc, number, text, where)]
     if kind == "task":
         return [TaskEntry({k: v for k, v in doc.items() if k != "kind"}, where)]
+    if kind == "export":
+        return [Header(_text(doc, "at"), where)]
+    if kind == "receipt":
+        receipt = doc.get("receipt")
+        if not isinstance(receipt, dict):
+            raise BadEntry("receipt must be an object")
+        return [ReceiptEntry(receipt, where)]
     if kind == "entity":  # spilling the memories derives the entities again
         return []
     raise BadEntry(f"kind {str(kind)[:40]!r} is not one import reads")

@@ -179,6 +179,7 @@ class Erasure:
                 hot_removed += len(await self.hot.remove(tenant, session_id, ids))
         result = await self.graph.forget_user(tenant, user_id)
         entities = await self._settle(tenant, result.located, result.keys)
+        items = await self.graph.erasure.forget_user_items(tenant, user_id)
         messages = await self._clear_messages(tenant, sorted(theirs))
         counts = {
             "hotMemories": hot_removed,
@@ -186,12 +187,16 @@ class Erasure:
             "sessions": result.sessions,
             "messages": messages[0],
             "entities": entities,
+            "storeItems": items,
         }
         left_hot = 0
         for session_id in await self.hot.index.sessions(tenant):
             left_hot += len(await self._user_items(tenant, session_id, user_id))
         after = await self.graph.erasure.counts(tenant, user_id=user_id)
-        return await self._receipt(tenant, subject, at, counts, before, after, left_hot, messages)
+        left = {"neo4j.StoreItem": await self.graph.erasure.user_items(tenant, user_id)}
+        return await self._receipt(
+            tenant, subject, at, counts, before, after, left_hot, messages, left
+        )
 
     # --- the log ------------------------------------------------------------------------
     async def receipts(
@@ -285,6 +290,7 @@ class Erasure:
         after: SubjectCounts,
         left_hot: int,
         messages: tuple[int, int],
+        left: dict[str, int] | None = None,
     ) -> Erased:
         removed = {
             "redis.hotItems": counts["hotMemories"],
@@ -295,6 +301,7 @@ class Erasure:
                 "Session": counts.get("sessions", 0),
                 "User": before.users,
                 "Entity": counts["entities"],
+                **({"StoreItem": counts["storeItems"]} if "storeItems" in counts else {}),
             },
             "neo4j.relationships": {
                 "MENTIONS": before.mentions,
@@ -317,6 +324,7 @@ class Erasure:
             "neo4j.relationships": after.edges + after.mentioned,
             "neo4j.User": after.users if subject.kind == "user" else 0,
             "neo4j.Session": after.session_nodes if subject.kind == "session" else 0,
+            **(left or {}),
         }
         receipt_id = f"rcpt_{uuid.uuid4().hex}"
         body = {

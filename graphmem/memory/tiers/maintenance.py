@@ -1,5 +1,6 @@
 """Maintenance: flush sessions whose hot tier is about to expire, catch up sessions left
-over budget (after a graph outage), and run the demotion policy.
+over budget (after a graph outage), run the demotion policy, and remove tombstones past
+their lifetime (docs/concepts.md#erasure).
 
 A failure is contained to its session (or tenant, for demotion) and reported: one bad
 session must not keep the pass from reaching every other session and tenant.
@@ -36,12 +37,17 @@ from graphmem.stores import GraphStore, HotTier, Leases
 log = logging.getLogger("graphmem.memory")
 T = TypeVar("T")
 LEASE = "maintenance"
+#: tombstones one pass removes per tenant (one statement): a tenant with a backlog of
+#: expired tombstones catches up over passes instead of holding every other tenant's turn
+TOMBSTONES_PER_PASS = 1000
 
 
 class MaintenanceReport(BaseModel):
     flushed: dict[str, list[str]] = Field(default_factory=dict)  # "tenant/session" → ids
     caught_up: dict[str, list[str]] = Field(default_factory=dict)
     demoted: dict[str, list[str]] = Field(default_factory=dict)  # tenant → ids
+    #: tenant → tombstones removed because their lifetime ended
+    expired: dict[str, int] = Field(default_factory=dict)
     errors: list[str] = Field(default_factory=list)
 
 
@@ -114,6 +120,14 @@ class Maintenance:
                     report.demoted[tenant] = demoted
             except Exception as exc:
                 self._failed(report, f"demotion of {tenant}", exc)
+            try:
+                expired = await self.graph.erasure.expire_tombstones(
+                    tenant, now, TOMBSTONES_PER_PASS
+                )
+                if expired:
+                    report.expired[tenant] = expired
+            except Exception as exc:
+                self._failed(report, f"tombstones of {tenant}", exc)
         return report
 
     async def _flush_idle(self, tenant: str, session_id: str, report: MaintenanceReport) -> None:
@@ -151,7 +165,7 @@ class Maintenance:
                     if await self._leading():
                         report = await self._renewing(self.run_once())
                         self.passes += 1
-                        if report.flushed or report.caught_up or report.demoted:
+                        if any((report.flushed, report.caught_up, report.demoted, report.expired)):
                             log.info("maintenance: %s", report.model_dump_json())
                 except Exception:  # the loop must outlive any one failed pass
                     log.exception("maintenance pass failed")

@@ -59,6 +59,13 @@ def import_memories(args: argparse.Namespace) -> int:
         f"imported {report.added}, already there {report.duplicates}, "
         f"skipped {report.skipped}, spilled {report.spilled}"
     )
+    if report.erased:
+        print(f"not imported, erased since: {report.erased}")
+    if report.receipts_restored or report.receipts_held:
+        print(
+            f"erasure receipts: restored {report.receipts_restored}, "
+            f"already there {report.receipts_held}"
+        )
     if report.tasks_added or report.tasks_skipped:
         print(f"tasks: added {report.tasks_added}, already there {report.tasks_skipped}")
     if report.waiting:
@@ -67,6 +74,7 @@ def import_memories(args: argparse.Namespace) -> int:
             "(searchable by their words meanwhile; the `enrichment` query follows them)"
         )
     usable = report.added + report.duplicates + report.tasks_added + report.tasks_skipped
+    usable += report.erased + report.receipts_restored + report.receipts_held
     if report.skipped and (args.strict or not usable):
         return 1
     return 0
@@ -83,7 +91,7 @@ def export_memories(args: argparse.Namespace) -> int:
                 done = export_user(gm, args.user, out)
     print(
         f"exported {done.memories} memories, {done.entities} entities and {done.tasks} "
-        f"tasks of {args.user}",
+        f"tasks of {args.user}, and the tenant's {done.receipts} erasure receipts",
         file=sys.stderr,
     )
     return 0

@@ -112,6 +112,24 @@ class Neo4jGraphErasure:
         )
         return count, sorted(keys), located, int(rest["sessions"])
 
+    async def user_items(self, tenant: str, user_id: str) -> int:
+        """The user's LangGraph store items (namespace ("users", userId, ...))."""
+        (row,) = await self.session.run(
+            "erasure/user_items_count", {"tenant": tenant, "userId": user_id}
+        )
+        return int(row["items"])
+
+    async def forget_user_items(self, tenant: str, user_id: str) -> int:
+        """Delete the user's store items, ``BATCH`` per transaction; how many."""
+        count = 0
+        while True:
+            (row,) = await self.session.run(
+                "erasure/user_items_remove", {"tenant": tenant, "userId": user_id, "limit": BATCH}
+            )
+            if not row["removed"]:
+                return count
+            count += int(row["removed"])
+
     async def add_receipt(
         self,
         tenant: str,

@@ -35,6 +35,7 @@ class FakeGraphErasure:
     async def tombstone(
         self, tenant: str, kind: str, subjects: Sequence[str], at: datetime, expires_at: datetime
     ) -> int:
+        self.store.tenant_nodes.setdefault(tenant, {"id": tenant})  # as erasure/tombstone
         for subject in subjects:
             old = self.marks.get((tenant, kind, subject))
             if old is not None:
@@ -92,6 +93,12 @@ class FakeGraphErasure:
         ids = [m["id"] for m in self.store.nodes(tenant) if m.get("sessionId") == session_id]
         done = await self.store.delete_many(tenant, ids)
         return done.removed, [], done.located, self.store.drop_session(tenant, session_id)
+
+    async def user_items(self, tenant: str, user_id: str) -> int:
+        return 0  # the fakes keep no LangGraph store items
+
+    async def forget_user_items(self, tenant: str, user_id: str) -> int:
+        return 0
 
     async def add_receipt(
         self,

@@ -10,7 +10,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphmem.client import BadInput, Enrichment, MemoryItem, MemoryPage
+from graphmem.client import (
+    BadInput,
+    Enrichment,
+    ErasureReceipt,
+    Forbidden,
+    MemoryItem,
+    MemoryPage,
+    ReceiptPage,
+)
 from graphmem.transfer import importer
 from graphmem.transfer.sources import IMPORT_ID, Skipped
 
@@ -76,6 +84,23 @@ class StandIn:
     def __init__(self) -> None:
         self.stored: dict[str, MemoryItem] = {}
         self.batches: list[int] = []
+        #: the tenant's erasure receipts, as signed documents (their log)
+        self.log: list[str] = []
+
+    def erasure_receipts(self, *, after: str | None = None, limit: int = 20) -> ReceiptPage:
+        start = int(after or 0)
+        page = [receipt_of(json.loads(d)) for d in self.log[start : start + limit]]
+        more = start + limit < len(self.log)
+        return ReceiptPage(page, str(start + limit) if more else None)
+
+    def restore_erasure_receipt(self, receipt: dict[str, Any]) -> bool:
+        if receipt.get("tenant") != "t1":
+            raise Forbidden("receipt: it is another tenant's", {"code": "FORBIDDEN"})
+        document = json.dumps(receipt, sort_keys=True)
+        if document in self.log:
+            return False
+        self.log.append(document)
+        return True
 
     def memories(self, **kw: Any) -> MemoryPage:
         wanted = set(kw["metadata_values"])
@@ -131,3 +156,68 @@ def test_bad_records_are_skipped_duplicates_added_once_batches_bounded(tmp_path:
     again = importer.import_file(gm, path, batch=4, progress=False)  # type: ignore[arg-type]
     assert (again.added, again.duplicates, again.skipped) == (0, 11, 2)
     assert len(gm.stored) == 9
+
+
+def receipt_of(doc: dict[str, Any]) -> ErasureReceipt:
+    return ErasureReceipt(
+        doc["id"], doc["at"], doc["subject"], {}, {}, True, "sig", json.dumps(doc, sort_keys=True)
+    )
+
+
+def erasure(rid: str, at: str, **subject: Any) -> dict[str, Any]:
+    return {"id": rid, "tenant": "t1", "at": at, "subject": subject}
+
+
+def test_what_the_targets_receipts_erased_after_the_export_or_the_record_stays_out(
+    tmp_path: Path,
+) -> None:
+    gm = StandIn()
+    # Receipts never expire: these erasures may be years old, their tombstones long gone.
+    gm.log = [
+        json.dumps(erasure("rcpt_1", "2026-03-01T00:00:00+00:00", kind="user", userId="ada")),
+        json.dumps(erasure("rcpt_2", "2026-03-01T00:00:00+00:00", kind="session", sessionId="x")),
+        json.dumps(erasure("rcpt_3", "2026-03-01T00:00:00+00:00", kind="memories", itemIds=["m9"])),
+    ]
+    old = "2026-02-01T00:00:00+00:00"
+    new = "2026-04-01T00:00:00+00:00"
+    memories = [
+        line(id="m1", sessionId="s1", userId="ada", content="ada's", occurredAt=old),
+        line(id="m2", sessionId="x", userId="bob", content="in x", occurredAt=old),
+        line(id="m9", sessionId="s1", userId="bob", content="m9", occurredAt=old),
+        line(id="m3", sessionId="s1", userId="bob", content="bob's", occurredAt=old),
+        line(id="m4", sessionId="s1", userId="ada", content="ada later", occurredAt=new),
+    ]
+    header = line(kind="export", version=1, at="2026-02-15T00:00:00+00:00")
+    before = importer.import_file(
+        gm, write(tmp_path / "a.jsonl", header, *memories), progress=False
+    )  # type: ignore[arg-type]
+    # Taken before the erasures: everything of their subjects goes, even ada's "later"
+    # memory (its occurredAt is the client's word; the export's moment is not).
+    assert before.erased == 4 and before.added == 1
+    assert {m.content for m in gm.stored.values()} == {"bob's"}
+    # Without a header, a record is dropped when created at or before the erasure.
+    gm.stored.clear()
+    bare = importer.import_file(gm, write(tmp_path / "b.jsonl", *memories), progress=False)  # type: ignore[arg-type]
+    assert bare.erased == 3
+    assert {m.content for m in gm.stored.values()} == {"bob's", "ada later"}
+
+
+def test_exported_receipts_are_restored_as_signed_and_count_as_erasures(tmp_path: Path) -> None:
+    gm = StandIn()
+    signed = erasure("rcpt_9", "2026-03-01T00:00:00+00:00", kind="user", userId="ada")
+    signed["signature"] = {"algorithm": "HMAC-SHA256", "value": "ab" * 32}
+    foreign = {**erasure("rcpt_8", "2026-03-01T00:00:00+00:00", kind="user"), "tenant": "t2"}
+    lines = [
+        line(kind="export", version=1, at="2026-03-02T00:00:00+00:00"),
+        line(kind="receipt", receipt=signed),
+        line(kind="receipt", receipt=foreign),
+        line(id="m1", sessionId="s1", userId="ada", content="a", occurredAt="2026-02-01"),
+        line(id="m2", sessionId="s1", userId="ada", content="b", occurredAt="2026-03-05"),
+    ]
+    path = write(tmp_path / "r.jsonl", *lines)
+    report = importer.import_file(gm, path, progress=False)  # type: ignore[arg-type]
+    assert (report.receipts_restored, report.receipts_held, report.skipped) == (1, 0, 1)
+    assert gm.log == [json.dumps(signed, sort_keys=True)]  # unchanged, signature and all
+    assert report.erased == 1 and [m.content for m in gm.stored.values()] == ["b"]
+    again = importer.import_file(gm, path, progress=False)  # type: ignore[arg-type]
+    assert (again.receipts_restored, again.receipts_held) == (0, 1)

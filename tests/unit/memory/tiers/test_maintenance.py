@@ -10,6 +10,7 @@ from datetime import timedelta
 from graphmem.domain.models import utcnow
 from graphmem.errors import Unavailable
 from graphmem.memory.tiers.maintenance import LEASE, MaintenanceReport
+from graphmem.memory.tiers.maintenance import TOMBSTONES_PER_PASS as MAX
 from graphmem.memory.writepath.analysis import graph_memory
 from tests.support.contracts.common import item
 from tests.support.memory import OTHER_TENANT, TENANT, fake_memory
@@ -124,3 +125,23 @@ async def test_a_pass_with_nothing_due_moves_nothing() -> None:
     report = await f.memory.maintenance.run_once()
     assert report == MaintenanceReport()
     assert await f.hot_ids() == {recent.id} and f.graph.nodes(TENANT) == []
+
+
+async def test_expired_tombstones_are_removed_a_bounded_batch_per_tenant_live_ones_kept() -> None:
+    f = fake_memory()
+    now = utcnow()
+    erasure = f.graph.erasure
+    # As with GRAPHMEM_TOMBSTONE_DAYS of one day, erased two days ago: past its lifetime.
+    old = now - timedelta(days=2)
+    await erasure.tombstone(TENANT, "user", ["gone"], old, old + timedelta(days=1))
+    await erasure.tombstone(TENANT, "user", ["recent"], now, now + timedelta(days=1))
+    many = [f"m{n}" for n in range(MAX + 5)]
+    await erasure.tombstone(OTHER_TENANT, "memory", many, old, old + timedelta(days=1))
+    report = await f.memory.maintenance.run_once()
+    assert report.errors == []
+    assert report.expired == {TENANT: 1, OTHER_TENANT: MAX}
+    assert await erasure.tombstones(TENANT, "user", ["gone", "recent"]) == {"recent": now}
+    assert len(await erasure.tombstones(OTHER_TENANT, "memory", many)) == 5
+    report = await f.memory.maintenance.run_once()  # the rest, on the next pass
+    assert report.expired == {OTHER_TENANT: 5}
+    assert await erasure.tombstones(OTHER_TENANT, "memory", many) == {}

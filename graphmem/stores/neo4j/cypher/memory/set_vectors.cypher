@@ -19,7 +19,14 @@ CALL (m, row, same) {
   SET m.sentenceVectors = row.sentenceVectors,
       m.vectorBytes = row.vectorBytes,
       m.embeddingModel = $model
+  // The SET above waited for the node's write lock if a forget was deleting it; once
+  // that delete has committed the node is no longer found by its id, and the procedure
+  // would fail the whole batch ("Unable to load NODE"): a memory forgotten while it
+  // was embedded is skipped, as one forgotten before.
   WITH m, row
+  WHERE EXISTS { MATCH (x:Memory {tenant: $tenant, id: row.id}) WHERE x = m }
   CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
 }
-RETURN m.id AS id
+WITH row
+WHERE EXISTS { MATCH (:Memory {tenant: $tenant, id: row.id}) }
+RETURN row.id AS id

@@ -4,11 +4,13 @@ First a ``kind: export`` line with the moment the export was taken (before anyth
 read), then one ``kind: receipt`` line per erasure receipt of the tenant, as signed: an
 import puts them back in the target's log, and drops what they erased after this moment
 (``erased.py``). Then one ``kind: memory`` line per memory, in conversation order, from
-every tier: id, sessionId, userId, content, type, tier, metadata (without an earlier
-import's id) and occurredAt (the memory's createdAt). Then one ``kind: entity`` line per
-entity the user mentioned, for reading; import skips them, since spilling the memories
-derives them again. Last, one ``kind: task`` line per task the user owns (whose owner is the user's
-id), with its steps, hand-overs and episodes, as ``importTask`` takes it back.
+every tier, retracted ones included: id, sessionId, userId, content, type, tier, metadata
+(without an earlier import's id), occurredAt (the memory's createdAt), recordedAt, and for a
+retracted memory retractedAt and retractReason (an import retracts it again). Then one
+``kind: entity`` line per entity the user mentioned, for reading; import skips them, since
+spilling the memories derives them again. Last, one ``kind: task`` line per task the user
+owns (whose owner is the user's id), with its steps, hand-overs and episodes, as
+``importTask`` takes it back.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from graphmem.client import Graphmem, MemoryItem
+from graphmem.client import At, Graphmem, MemoryItem
 from graphmem.transfer.sources import IMPORT_ID
 
 
@@ -33,7 +35,16 @@ def memory_line(item: MemoryItem) -> dict[str, Any]:
         "tier": item.tier,
         "metadata": {k: v for k, v in item.metadata.items() if k != IMPORT_ID},
         "occurredAt": item.created_at.isoformat() if item.created_at else None,
+        "recordedAt": item.recorded_at.isoformat() if item.recorded_at else None,
+        **(
+            {"retractedAt": item.retracted_at.isoformat(), "retractReason": item.retract_reason}
+            if item.retracted_at
+            else {}
+        ),
     }
+
+
+HISTORY = At(include_history=True)
 
 
 @dataclass
@@ -71,7 +82,8 @@ def export_user(gm: Graphmem, user_id: str, out: TextIO) -> Exported:
     done.receipts = export_receipts(gm, out)
     after: str | None = None
     while True:
-        page = gm.memories(user_id=user_id, after=after)
+        # with history: a retracted memory is exported (and retracted again on import)
+        page = gm.memories(user_id=user_id, after=after, at=HISTORY)
         for item in page.items:
             out.write(json.dumps(memory_line(item), ensure_ascii=False) + "\n")
             done.memories += 1

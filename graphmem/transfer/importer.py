@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from graphmem.client import BadInput, Forbidden, Graphmem, MemoryItem, NotFound
+from graphmem.client import At, BadInput, Forbidden, Graphmem, MemoryItem, NotFound
 from graphmem.transfer.erased import Erasures, moment
 from graphmem.transfer.sources import (
     IMPORT_ID,
@@ -66,6 +66,8 @@ class ImportReport:
     #: records and tasks not imported because their subject was erased since
     erased: int = 0
     receipts_restored: int = 0
+    #: memories retracted again, as the export had them
+    retracted: int = 0
     #: exported receipts the target's log held already
     receipts_held: int = 0
 
@@ -73,6 +75,12 @@ class ImportReport:
         self.skipped += 1
         if len(self.skips) < KEPT_SKIPS:
             self.skips.append(entry)
+
+
+#: memories one retract call takes (the API's bound)
+RETRACT_BATCH = 500
+#: reads that see retracted memories too
+HISTORY = At(include_history=True)
 
 
 def _fingerprint(import_id: str) -> int:
@@ -103,7 +111,11 @@ def landed(gm: Graphmem, batch: Sequence[Record]) -> dict[str, MemoryItem]:
         while True:
             try:
                 page = gm.memories(
-                    session_id=session, metadata_field=IMPORT_ID, metadata_values=ids, after=after
+                    session_id=session,
+                    metadata_field=IMPORT_ID,
+                    metadata_values=ids,
+                    after=after,
+                    at=HISTORY,  # a retracted memory is there too: never added twice
                 )
             except BadInput:
                 break  # a session id the API refuses holds nothing; the add says why
@@ -185,7 +197,25 @@ class _Run:
             if record.import_id not in added:  # refused: a later line may carry it
                 self.seen.discard(_fingerprint(record.import_id))
         self.report.spilled += _restore_tiers(self.gm, fresh, found)
+        self._retract_again(fresh, found)
         self.bar.update(len(chunk))
+
+    def _retract_again(self, chunk: Sequence[Record], found: dict[str, MemoryItem]) -> None:
+        """Retract what the export had retracted and is held here (a rerun finds it
+        retracted already); the retraction is of now, its reason the exported one."""
+        by_reason: dict[str, list[tuple[Record, str]]] = {}
+        for record in chunk:
+            memory = found.get(record.import_id)
+            if memory is not None and record.retracted_at and memory.retracted_at is None:
+                by_reason.setdefault(record.retract_reason or "", []).append((record, memory.id))
+        for reason, pairs in by_reason.items():
+            for start in range(0, len(pairs), RETRACT_BATCH):
+                batch = pairs[start : start + RETRACT_BATCH]
+                try:
+                    self.report.retracted += len(self.gm.retract([i for _, i in batch], reason))
+                except BadInput as exc:
+                    for record, _ in batch:
+                        self.skip(Skipped(record.where, f"retractReason: {exc.message}"))
 
     def _add(self, records: Sequence[Record]) -> dict[str, MemoryItem]:
         """Add the records; those the API refuses are skipped with its reason. A refused

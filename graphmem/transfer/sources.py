@@ -40,6 +40,9 @@ class Record:
     where: str = ""
     #: the memory's id where it was exported from (an erasure of it is named by it)
     origin_id: str | None = None
+    #: the exported memory was retracted (when, and why): the import retracts it again
+    retracted_at: str | None = None
+    retract_reason: str | None = None
 
     def memory(self) -> dict[str, Any]:
         """An ``AddMemoryInput``, the import id in its metadata."""
@@ -193,6 +196,8 @@ def memory(doc: dict[str, Any], number: int, line: str, where: str = "") -> Reco
         tier=tier,
         where=where,
         origin_id=str(ident) if ident else None,
+        retracted_at=_text(doc, "retractedAt"),
+        retract_reason=_text(doc, "retractReason"),
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import subprocess
 import sys
 import uuid
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from graphmem.client import AsyncGraphmem, Graphmem, item_put, memory
+from graphmem.client import AsyncGraphmem, At, Graphmem, item_put, memory
 from graphmem.transfer.exporter import export_user
 from graphmem.transfer.importer import import_file
 from tests.conftest import ROOT, Stack, new_tenant, run_cypher, serving, stack_env
@@ -133,3 +134,48 @@ async def items(url: str, op: str) -> list[bool]:
 
 def await_cypher(stack: Stack, query: str) -> list[dict[str, Any]]:
     return asyncio.run(run_cypher(stack, query, t=TENANT))
+
+
+def test_a_retracted_memory_is_exported_with_its_reason_and_retracted_again_on_import(
+    url: str, tmp_path: Path
+) -> None:
+    with Graphmem(url, KEY) as gm:
+        held, wrong = gm.add_many(
+            [
+                memory("f-s1", "Fay lives in Lyon", user_id="fay"),
+                memory("f-s1", "Fay lives in Oslo", user_id="fay"),
+            ]
+        )
+        gm.spill("f-s1", item_ids=[held.id])
+        assert gm.retract([wrong.id], reason="a mistake") == [wrong.id]
+        out = io.StringIO()
+        assert export_user(gm, "fay", out).memories == 2
+        lines = [json.loads(line) for line in out.getvalue().splitlines()]
+        exported = {d["content"]: d for d in lines if d["kind"] == "memory"}
+        assert exported["Fay lives in Oslo"]["retractReason"] == "a mistake"
+        assert "retractedAt" not in exported["Fay lives in Lyon"]
+        assert exported["Fay lives in Lyon"]["recordedAt"]
+        # into another user (the same file with the user renamed): the import retracts the
+        # wrong one again, and a rerun neither adds nor retracts anything
+        moved = tmp_path / "fay.jsonl"
+        moved.write_text(
+            "".join(
+                json.dumps(
+                    {**d, "userId": "fay2", "sessionId": "f-s2"} if d["kind"] == "memory" else d
+                )
+                + "\n"
+                for d in lines
+            ),
+            encoding="utf-8",
+        )
+        first = import_file(gm, moved, progress=False)
+        assert (first.added, first.retracted) == (2, 1)
+        current = gm.memories(user_id="fay2").items
+        assert [m.content for m in current] == ["Fay lives in Lyon"]
+        history = gm.memories(user_id="fay2", at=At(include_history=True)).items
+        retracted = [m for m in history if m.retracted_at is not None]
+        assert [(m.content, m.retract_reason) for m in retracted] == [
+            ("Fay lives in Oslo", "a mistake")
+        ]
+        again = import_file(gm, moved, progress=False)
+        assert (again.added, again.duplicates, again.retracted) == (0, 2, 0)

@@ -61,6 +61,8 @@ def import_memories(args: argparse.Namespace) -> int:
     )
     if report.erased:
         print(f"not imported, erased since: {report.erased}")
+    if report.retracted:
+        print(f"retracted again, as the export had them: {report.retracted}")
     if report.receipts_restored or report.receipts_held:
         print(
             f"erasure receipts: restored {report.receipts_restored}, "

@@ -72,7 +72,7 @@ async def poisoned(
     try:
         yield service, tenant, item
     finally:
-        await service.removal.forget(tenant, item.id)
+        await service.erasure.forget(tenant, item.id)
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ async def clear_demo_session(stack: Stack) -> None:
             "dev", RecallQuery(session_id="demo", query="budget", limit=100)
         )
         for item in [h.item for h in hits] + await service.reports.hot_items("dev", "demo"):
-            await service.removal.forget("dev", item.id)
+            await service.erasure.forget("dev", item.id)
     finally:
         await service.close()
 

@@ -141,7 +141,7 @@ async def test_replicas_through_the_routing_scheme_read_each_others_writes(
             )
             assert [h.item.id for h in hits] == [item.id], retriever
             assert hits[0].item.tier.value in ("warm", "cold")  # spilled, read from the graph
-        await b.removal.forget(tenant, item.id)
+        await b.erasure.forget(tenant, item.id)
         assert await a.recall.search(tenant, RecallQuery(query="venue", user_id="ada")) == []
     finally:
         await a.close()

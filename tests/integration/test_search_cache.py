@@ -97,7 +97,7 @@ async def test_forget_through_one_replica_shows_at_once_in_another(
     ids = await stored(service, tenant)
     for scope in ({"user_id": "alice"}, {"session_id": "s1"}, {}):
         assert ids[0] in await both_cached(service, replica, tenant, **scope)
-    assert await service.removal.forget(tenant, ids[0])
+    assert await service.erasure.forget(tenant, ids[0])
     for scope in ({"user_id": "alice"}, {"session_id": "s1"}, {}):
         assert ids[0] not in await found(replica, tenant, **scope), scope
 
@@ -108,7 +108,7 @@ async def test_forget_user_through_one_replica_shows_at_once_in_another(
     ids = await stored(service, tenant)
     assert ids[0] in await both_cached(service, replica, tenant, user_id="alice")
     assert ids[0] in await both_cached(service, replica, tenant)
-    await service.removal.forget_user(tenant, "alice")
+    await service.erasure.forget_user(tenant, "alice")
     assert await found(replica, tenant, user_id="alice") == []
     assert await found(replica, tenant) == []
 
@@ -215,7 +215,7 @@ async def test_a_view_past_its_age_is_read_again_without_missing_a_change(
     replica.ranker.cache.max_age = 0.0  # every view is old: each search reads it anew
     for _ in range(3):
         assert (await found(replica, tenant, user_id="alice"))[0] == ids[0]
-    assert await service.removal.forget(tenant, ids[0])
+    assert await service.erasure.forget(tenant, ids[0])
     assert ids[0] not in await found(replica, tenant, user_id="alice")
 
 

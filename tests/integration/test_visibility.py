@@ -106,7 +106,7 @@ async def test_an_add_is_found_in_every_scope_without_a_spill(memory: Memory) ->
     # Still hot: write-behind makes it findable, it does not move it.
     assert [i.id for i in await memory.hot_tier.get(tenant, "s1", [item.id])] == [item.id]
 
-    assert await memory.removal.forget(tenant, item.id)
+    assert await memory.erasure.forget(tenant, item.id)
     assert not await by_user()
     assert not await by_tenant()
     assert not await recall_from_another_session()
@@ -168,7 +168,7 @@ async def test_a_forget_before_the_worker_runs_is_not_undone(stack: Stack) -> No
         item = await service.ingest.add(
             tenant, {"session_id": "s1", "user_id": "bob", "content": DENTIST}
         )
-        assert await service.removal.forget(tenant, item.id)
+        assert await service.erasure.forget(tenant, item.id)
         assert service.worker is not None
         await service.worker.drain(seconds=30)
         assert await service.graph.get(tenant, [item.id]) == []

@@ -285,5 +285,4 @@ class MemoryMutation:
     )
     async def forget(self, info: Info[Any, Any], item_id: strawberry.ID) -> bool:
         service, tenant = service_of(info)
-        done = await service.erasure.forget_items(tenant, [str(item_id)])
-        return bool(done.counts["hotMemories"] or done.counts["graphMemories"])
+        return await service.erasure.forget(tenant, str(item_id))

@@ -99,6 +99,11 @@ class Erasure:
         self.conversation = conversation
 
     # --- the three forgets ------------------------------------------------------------
+    async def forget(self, tenant: str, item_id: str) -> bool:
+        """``forget_items`` of one id: whether the memory was there (in any tier)."""
+        done = await self.forget_items(tenant, [item_id])
+        return bool(done.counts["hotMemories"] or done.counts["graphMemories"])
+
     async def forget_items(self, tenant: str, item_ids: Sequence[str]) -> Erased:
         ids = list(dict.fromkeys(item_ids))
         if not ids:
@@ -108,16 +113,21 @@ class Erasure:
         for item_id in ids:
             Inputs.item_id(item_id)
         subject = Subject("memories", item_ids=tuple(ids))
-        at = await self._tombstone(tenant, "memory", ids)
-        before = await self.graph.erasure.counts(tenant, ids=ids)
         by_session: dict[str, list[str]] = {}
         for item_id in ids:
             session_id = await self.hot.session_of(tenant, item_id)
             if session_id is not None:
                 by_session.setdefault(session_id, []).append(item_id)
+        held = {i for some in by_session.values() for i in some}
         for found in await self.graph.get(tenant, ids):
-            if found.id not in {i for s in by_session.values() for i in s}:
+            if found.id not in held:
                 by_session.setdefault(found.session_id, []).append(found.id)
+                held.add(found.id)
+        # Tombstones for the ids found only: a spill writes the graph before it leaves
+        # the hot tier, so an id in neither (hot looked at first) has no write in flight,
+        # and ids a tenant makes up leave nothing behind but the receipt.
+        at = await self._tombstone(tenant, "memory", sorted(held)) if held else utcnow()
+        before = await self.graph.erasure.counts(tenant, ids=ids)
         hot_removed, graph_removed, keys, located = 0, 0, set[str](), list[Located]()
         for session_id, some in by_session.items():
             async with self.sessions.lock(tenant, session_id):

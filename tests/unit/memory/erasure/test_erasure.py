@@ -102,3 +102,19 @@ async def test_receipts_are_the_tenants_own_and_an_import_restores_them_as_signe
         assert "another tenant" in str(exc)
     else:
         raise AssertionError("another tenant's receipt was restored")
+
+
+async def test_forgetting_ids_tombstones_the_ones_found_and_no_made_up_one() -> None:
+    f = fake_memory()
+    hot = await f.add("in the hot tier", session_id="s1", user_id="ada")
+    spilled = await f.add("in the graph", session_id="s1", user_id="ada")
+    await f.memory.spills.spill(TENANT, "s1", item_ids=[spilled.id])
+    made_up = [f"mem_{n:032x}" for n in range(3)]
+    done = await f.memory.erasure.forget_items(TENANT, [hot.id, spilled.id, *made_up])
+    assert done.counts["hotMemories"] == 1 and done.counts["graphMemories"] == 1
+    assert done.receipt["subject"]["itemIds"] == [hot.id, spilled.id, *made_up]
+    marked = await f.graph.erasure.tombstones(TENANT, "memory", [hot.id, spilled.id, *made_up])
+    assert set(marked) == {hot.id, spilled.id}
+    nothing = await f.memory.erasure.forget_items(TENANT, made_up)
+    assert nothing.receipt["verification"]["clean"] is True
+    assert await f.graph.erasure.tombstones(TENANT, "memory", made_up) == {}

@@ -162,7 +162,7 @@ async def test_a_scope_held_in_memory_sees_every_write_after_it_was_read() -> No
     await spill_all(f)  # bumps the session's version: the view is patched
     hits = await search(f, "harbour seals", session_id="s1")
     assert hits[0].item.id == new.id
-    await f.memory.removal.forget(TENANT, new.id)
+    await f.memory.erasure.forget(TENANT, new.id)
     assert new.id not in {h.item.id for h in await search(f, "harbour seals", session_id="s1")}
 
 

@@ -1,5 +1,6 @@
-"""Removal over the in-memory stores: forget takes a memory out of every tier, forget_user
-takes everything a user owns, and a prune's dry run names exactly what its apply removes."""
+"""Erasure and removal over the in-memory stores: forget takes a memory out of every
+tier, forget_user takes everything a user owns, and a prune's dry run names exactly what
+its apply removes."""
 
 from __future__ import annotations
 
@@ -13,27 +14,27 @@ async def test_forget_removes_a_memory_from_both_tiers() -> None:
     memory = await f.add("forget me", user_id="u")
     other = await f.add("keep me")
     assert memory.id in await f.hot_ids() and memory.id in f.graph_tiers()
-    assert await f.memory.removal.forget(TENANT, memory.id) is True
+    assert await f.memory.erasure.forget(TENANT, memory.id) is True
     assert await f.hot_ids() == {other.id}
     assert set(f.graph_tiers()) == {other.id}
     assert await f.hot.session_of(TENANT, memory.id) is None
     assert f.versions is not None
     assert f.versions.bumps[-1][1] == {"t": {memory.id}, "s:s1": {memory.id}, "u:u": {memory.id}}
-    assert await f.memory.removal.forget(TENANT, memory.id) is False
+    assert await f.memory.erasure.forget(TENANT, memory.id) is False
 
 
 async def test_forget_finds_a_spilled_memory_in_the_graph() -> None:
     f = fake_memory()
     memory = await f.add("spilled then forgotten")
     await f.memory.spills.spill(TENANT, "s1", item_ids=[memory.id])
-    assert await f.memory.removal.forget(TENANT, memory.id) is True
+    assert await f.memory.erasure.forget(TENANT, memory.id) is True
     assert f.graph.nodes(TENANT) == [] and await f.hot_ids() == set()
 
 
 async def test_forget_in_another_tenant_removes_nothing() -> None:
     f = fake_memory(rules={"write_through": True})
     memory = await f.add("tenant a's")
-    assert await f.memory.removal.forget(OTHER_TENANT, memory.id) is False
+    assert await f.memory.erasure.forget(OTHER_TENANT, memory.id) is False
     assert await f.hot_ids() == {memory.id} and set(f.graph_tiers()) == {memory.id}
 
 
@@ -44,8 +45,9 @@ async def test_forget_user_removes_what_they_own_in_every_tier_and_nothing_else(
     hot = await f.add("u's recent memory", session_id="s2", user_id="u")
     theirs = await f.add("v's memory", session_id="s2", user_id="v")
     elsewhere = await f.add("u in another tenant", tenant=OTHER_TENANT, user_id="u")
-    report = await f.memory.removal.forget_user(TENANT, "u")
-    assert report == {"hotMemories": 1, "graphMemories": 1, "sessions": 1, "entities": 0}
+    report = (await f.memory.erasure.forget_user(TENANT, "u")).counts
+    assert report["hotMemories"] == 1 and report["graphMemories"] == 1
+    assert report["sessions"] == 1 and report["entities"] == 0
     assert await f.hot_ids("s2") == {theirs.id}
     assert f.graph.nodes(TENANT) == []
     assert hot.id not in await f.hot_ids("s2")

@@ -120,6 +120,14 @@ class Maintenance:
                     report.demoted[tenant] = demoted
             except Exception as exc:
                 self._failed(report, f"demotion of {tenant}", exc)
+        # Only the tenants with expired tombstones (one read): a write for every tenant on
+        # every pass would cost each of them a transaction to remove nothing.
+        try:
+            swept = await self.graph.erasure.expired_tenants(now)
+        except Exception as exc:
+            self._failed(report, "tombstones", exc)
+            swept = []
+        for tenant in swept:
             try:
                 expired = await self.graph.erasure.expire_tombstones(
                     tenant, now, TOMBSTONES_PER_PASS

@@ -47,6 +47,10 @@ class Neo4jGraphErasure:
         )
         return {str(r["subject"]): to_datetime(r["at"]) for r in rows}
 
+    async def expired_tenants(self, now: datetime, limit: int = 1000) -> list[str]:
+        rows = await self.session.run("admin/tombstone_tenants", {"now": now, "limit": limit})
+        return [str(r["tenant"]) for r in rows]
+
     async def expire_tombstones(self, tenant: str, now: datetime, limit: int = 1000) -> int:
         (row,) = await self.session.run(
             "erasure/tombstones_expire", {"tenant": tenant, "now": now, "limit": limit}

@@ -50,6 +50,9 @@ class FakeGraphErasure:
             s: self.marks[(tenant, kind, s)][0] for s in subjects if (tenant, kind, s) in self.marks
         }
 
+    async def expired_tenants(self, now: datetime, limit: int = 1000) -> list[str]:
+        return sorted({k[0] for k, (_, end) in self.marks.items() if end < now})[:limit]
+
     async def expire_tombstones(self, tenant: str, now: datetime, limit: int = 1000) -> int:
         gone = [k for k, (_, end) in self.marks.items() if k[0] == tenant and end < now][:limit]
         for k in gone:

@@ -15,6 +15,7 @@ TENANTLESS = {
     "admin/await_indexes",
     "admin/change_initial_password",
     "admin/tenants",  # lists tenant ids only, for maintenance to visit each
+    "admin/tombstone_tenants",  # the same, those with tombstones to sweep
     "admin/memory_tenants",  # the same, as the memories say, for the term backfill
     "admin/record_tenants",  # the same, for the record field-token migration
     "admin/embedding_spaces",  # tenant ids and their models' names, for the start-up line

@@ -14,6 +14,7 @@ import json
 import logging
 import math
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import mcp.types as types
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from graphmem.api import mcp_graph, mcp_graph_tools
 from graphmem.api.http.auth import TENANT_SCOPE_KEY
+from graphmem.domain.moments import Moment
 from graphmem.errors import BadInput, GraphmemError
 from graphmem.memory import Memory, RecallQuery
 
@@ -55,6 +57,19 @@ TIER_TOOLS = [
                 "query": {"type": "string", "description": "What to search for"},
                 "limit": {"type": "number", "default": 3},
                 "autoPromote": {"type": "boolean", "default": True},
+                "asOf": {
+                    "type": "string",
+                    "description": "ISO 8601: what graphmem held then (record time)",
+                },
+                "validAt": {
+                    "type": "string",
+                    "description": "ISO 8601: what was true then (valid time)",
+                },
+                "includeHistory": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "retracted memories too",
+                },
             },
             "required": ["sessionId", "query"],
         },
@@ -91,6 +106,25 @@ def _str(args: dict[str, Any], name: str, required: bool = True) -> str | None:
     if not isinstance(value, str):
         raise BadInput(f"{name}: a string is required", field=name)
     return value
+
+
+def _when(args: dict[str, Any], name: str) -> datetime | None:
+    text = _str(args, name, required=False)
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text[:64])
+    except ValueError:
+        raise BadInput(f"{name}: an ISO 8601 date and time", field=name) from None
+
+
+def _moment(args: dict[str, Any]) -> Moment:
+    """The moment a read looks at (docs/concepts.md, "Two clocks"), as GraphQL's
+    ``asOf``, ``validAt`` and ``includeHistory`` give it."""
+    history = args.get("includeHistory", False)
+    if not isinstance(history, bool):
+        raise BadInput("includeHistory: true or false", field="includeHistory")
+    return Moment.of(_when(args, "asOf"), _when(args, "validAt"), history)
 
 
 def _int(args: dict[str, Any], name: str, default: int | None) -> int | None:
@@ -140,6 +174,7 @@ async def _call(service: Memory, tenant: str, name: str, args: dict[str, Any]) -
                 query=_str(args, "query") or "",
                 limit=_int(args, "limit", 3) or 0,
                 auto_promote=auto,
+                moment=_moment(args),
             ),
         )
         return {

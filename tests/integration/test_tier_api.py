@@ -4,9 +4,12 @@ through GraphQL and through MCP (streamable HTTP and stdio)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx2
@@ -156,3 +159,49 @@ async def test_mcp_tenants_are_isolated(live_api: LiveApi, tool: str) -> None:
     async with http, Client(streamable_http_client(f"{live_api.url}/mcp", http_client=http)) as c:
         result = await c.call_tool(tool, {"sessionId": "shared"})
         assert json.loads(result.content[0].text)["hot"]["items"] == 0  # type: ignore[union-attr]
+
+
+async def test_mcp_recall_reads_at_a_moment(live_api: LiveApi) -> None:
+    """``memory_recall`` takes the reads' ``asOf``, ``validAt`` and ``includeHistory``:
+    before a memory was recorded it is not there; a retracted one only with history."""
+    session = f"moment-{uuid.uuid4().hex[:8]}"
+    before = datetime.now(UTC).isoformat()
+    await asyncio.sleep(0.05)
+    async with mcp_http(live_api) as driver:
+        await driver.add(session, "The offsite budget is $50K", "fact")
+        wrong = await driver._call(
+            "memory_add",
+            {"sessionId": session, "content": "The offsite budget is $90K", "type": "fact"},
+        )
+        await driver.spill(session)
+        await live_api.gql(
+            "mutation($i: [ID!]!) { retract(itemIds: $i) { changedIds } }", {"i": [wrong["id"]]}
+        )
+
+        async def recall(**at: Any) -> list[str]:
+            args = {
+                "sessionId": session,
+                "query": "offsite budget",
+                "limit": 5,
+                "autoPromote": False,
+            }
+            data = await driver._call("memory_recall", args | at)
+            return sorted(i["content"] for i in data["items"])
+
+        assert await recall() == ["The offsite budget is $50K"]
+        assert await recall(asOf=before) == []
+        assert await recall(includeHistory=True) == [
+            "The offsite budget is $50K",
+            "The offsite budget is $90K",
+        ]
+        assert await recall(validAt="2001-01-01T00:00:00+00:00") == []
+        for bad in (
+            {"asOf": "yesterday"},
+            {"validAt": "2024-01-01T00:00:00+23:59"},
+            {"includeHistory": "yes"},
+        ):
+            result = await driver.client.call_tool(
+                "memory_recall", {"sessionId": session, "query": "q"} | bad
+            )
+            assert result.is_error
+            assert json.loads(result.content[0].text)["error"]["code"] == "BAD_INPUT"  # type: ignore[union-attr]

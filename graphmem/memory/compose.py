@@ -21,6 +21,7 @@ from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.facade import Memory
 from graphmem.memory.inputs import Inputs, Limits
 from graphmem.memory.kinds.items.store import ItemMemory
+from graphmem.memory.kinds.items.vectors import ItemVectors
 from graphmem.memory.kinds.router import MemoryManager
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
@@ -225,7 +226,14 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         episodes=episodes,
         working=working,
         manager=manager,
-        items=ItemMemory(parts.items, embedder, ranker.query_vectors, quota=admission)
+        items=ItemMemory(
+            parts.items,
+            embedder,
+            ranker.query_vectors,
+            quota=admission,
+            vectors=ItemVectors(parts.items, embedder),
+            costs=admission,
+        )
         if parts.items is not None
         else None,
         versions=versions,

@@ -28,14 +28,12 @@ from graphmem.stores.models import (
     EntityDetail,
     Episode,
     EpisodeSteps,
-    ItemWrite,
     MergeResult,
     Message,
     OwnedTask,
     Reflection,
     ScoredEpisode,
     Step,
-    StoredItem,
     StoredRecord,
     Task,
     TaskDetail,
@@ -43,6 +41,7 @@ from graphmem.stores.models import (
     TransferOutcome,
     UserEntity,
 )
+from graphmem.stores.models_items import ItemText, ItemVector, ItemWrite, StoredItem
 
 
 @runtime_checkable
@@ -187,7 +186,9 @@ class ConversationStore(Protocol):
 class ItemStore(Protocol):
     """LangGraph store items (``memory/kinds/items``), each keyed by (tenant, path, key)."""
 
-    async def write(self, tenant: str, writes: Sequence[ItemWrite], now: datetime) -> int: ...
+    async def write(
+        self, tenant: str, writes: Sequence[ItemWrite], now: datetime, model: str
+    ) -> int: ...
     async def get(
         self, tenant: str, keys: Sequence[tuple[str, str]]
     ) -> list[StoredItem | None]: ...
@@ -199,3 +200,13 @@ class ItemStore(Protocol):
         self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int
     ) -> list[StoredItem]: ...
     async def paths(self, tenant: str, prefix: str, after: str, first: int) -> list[str]: ...
+    async def pending_hits(
+        self, tenant: str, prefix: str, cap: int, chars: int
+    ) -> list[tuple[StoredItem, str]]: ...
+    async def vectors_due(
+        self, tenant: str, before: datetime, first: int, chars: int
+    ) -> list[ItemText]: ...
+    async def set_vectors(
+        self, tenant: str, rows: Sequence[ItemVector], model: str, chars: int
+    ) -> int: ...
+    async def vector_tenants(self, before: datetime, first: int) -> list[str]: ...

@@ -1,0 +1,9 @@
+// The tenant's store items under a namespace prefix whose vector is still to be set,
+// newest first, at most $cap: a query search compares them with the query itself, so
+// that an item is found by meaning the moment its put returns.
+MATCH (n:StoreItem)
+WHERE n.tenant = $tenant AND n.vectorDue IS NOT NULL AND n.path STARTS WITH $prefix
+WITH n ORDER BY n.vectorDue DESC
+LIMIT $cap
+RETURN n.path AS path, n.key AS key, n.value AS value,
+       n.createdAt AS createdAt, n.updatedAt AS updatedAt, left(n.itemText, $chars) AS text

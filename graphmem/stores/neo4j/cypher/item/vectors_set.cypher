@@ -1,0 +1,9 @@
+// Vectors for pending store items. A vector is set only while the item still holds the
+// text it was computed from (the first $chars characters of itemText): a put that
+// changed the text since marked the item again, and its own vector follows.
+UNWIND $rows AS row
+MATCH (n:StoreItem {tenant: $tenant, path: row.path, key: row.key})
+WHERE n.vectorDue IS NOT NULL AND left(n.itemText, $chars) = row.text
+SET n.embedding = row.embedding, n.model = $model
+REMOVE n.vectorDue
+RETURN count(n) AS set

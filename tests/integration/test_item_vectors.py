@@ -7,6 +7,7 @@ never show in another's search."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from typing import Any
@@ -141,3 +142,23 @@ async def test_pending_items_never_show_in_another_tenants_search(
     assert due == {"dog"}
     await items.vectors.drain()  # type: ignore[union-attr]
     assert await items.store.pending_hits(mine, "", 64, 100) == []
+
+
+async def test_the_running_pass_sets_a_put_items_vector_within_a_second(
+    stack: Stack, service: Memory
+) -> None:
+    items, tenant = items_of(service), new_tenant()
+    assert items.vectors is not None
+    stop = asyncio.Event()
+    running = asyncio.create_task(items.vectors.run(stop))
+    try:
+        await put(items, tenant, "dog", DOG)
+        for _ in range(50):
+            if (await stored(stack, tenant, "dog"))["due"] is None:
+                break
+            await asyncio.sleep(0.02)
+        row = await stored(stack, tenant, "dog")
+        assert row["due"] is None and row["embedding"] is not None
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 10)

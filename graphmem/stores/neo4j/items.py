@@ -100,13 +100,29 @@ class Neo4jItemStore:
         )
         return [_item(r) for r in records]
 
-    async def text_hits(self, tenant: str, prefix: str, lucene: str, k: int) -> list[StoredItem]:
+    async def text_hits(
+        self, tenant: str, prefix: str, lucene: str | None, k: int, cap: int, chars: int
+    ) -> tuple[list[StoredItem], list[tuple[StoredItem, str]]]:
+        """The top ``k`` by BM25 under the prefix (none without ``lucene``), and the
+        items there whose vector is still due (``pending_hits``), in one round trip."""
+        if lucene is None:
+            return [], await self.pending_hits(tenant, prefix, cap, chars)
         index, _ = await self._ensure_index(tenant)
         records = await self.graph.run(
             "item/text_hits",
-            {"tenant": tenant, "index": index, "prefix": prefix, "lucene": lucene, "k": k},
+            {
+                "tenant": tenant,
+                "index": index,
+                "prefix": prefix,
+                "lucene": lucene,
+                "k": k,
+                "cap": cap,
+                "chars": chars,
+            },
         )
-        return [_item(r, float(r["score"])) for r in records]
+        hits = [_item(r, float(r["score"])) for r in records if r["text"] is None]
+        due = [(_item(r), str(r["text"])) for r in records if r["text"] is not None]
+        return hits, due
 
     async def vector_hits(
         self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int

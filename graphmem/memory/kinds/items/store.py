@@ -234,28 +234,22 @@ class ItemMemory:
         if lucene and scope:
             lucene += f" AND itemScope:{scope}^0"
 
-        async def texts() -> list[StoredItem]:
-            return await self.store.text_hits(tenant, path, lucene, k) if lucene else []
-
-        # read beside the query's embedding: the items whose vector is still due
-        waiting = asyncio.ensure_future(
-            self.store.pending_hits(tenant, path, PENDING_CAP, v.MAX_EMBEDDED)
+        # BM25 and the items whose vector is still due, read while the query is embedded
+        reading = asyncio.ensure_future(
+            self.store.text_hits(tenant, path, lucene, k, PENDING_CAP, v.MAX_EMBEDDED)
         )
-
-        async def meanings() -> list[StoredItem]:
+        # a failure of the embedding leaves it unread: its own failure is then no news
+        reading.add_done_callback(lambda f: f.cancelled() or f.exception())
+        try:
             vector = await self.query_vector(tenant, query)
-            found = await self.store.vector_hits(
+            by_meaning = await self.store.vector_hits(
                 tenant, path, vector, self.embedder.name, k, EXACT_CAP
             )
-            due = await waiting
-            return _nearest([*found, *await self._compared(vector, due)], k) if due else found
-
-        # a failure elsewhere leaves it unread: its own failure is then of no interest
-        waiting.add_done_callback(lambda f: f.cancelled() or f.exception())
-        try:
-            by_text, by_meaning = await asyncio.gather(texts(), meanings())
+            by_text, due = await reading
         finally:
-            waiting.cancel()
+            reading.cancel()
+        if due:
+            by_meaning = _nearest([*by_meaning, *await self._compared(vector, due)], k)
         top_text = max((h.score or 0.0 for h in by_text), default=0.0) or 1.0
         floor = min((h.score or 0.0 for h in by_meaning), default=0.0)
         cosines = {(h.path, h.key): h.score or 0.0 for h in by_meaning}

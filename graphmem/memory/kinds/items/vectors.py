@@ -45,6 +45,10 @@ SWEEP_SECONDS = 5.0
 SWEEP_AFTER = timedelta(seconds=10)
 #: batches one sweep embeds per tenant before the next tenant's turn
 SWEEP_BATCHES = 50
+#: seconds the first item handed over waits for others to share its batch: one
+#: item's embedding and vector write took 22 ms on a loaded machine, ten items' 49 ms
+#: (BENCHMARKS.md, LangGraph store); a search meanwhile compares it itself
+LINGER = 0.2
 
 
 class Costs(Protocol):
@@ -135,9 +139,10 @@ class ItemVectors:
                     except Exception:
                         log.exception("store item vector sweep failed")
                     next_sweep = time.monotonic() + SWEEP_SECONDS
-                self._wake.clear()
-                await self.drain()
                 if self._due:
+                    await asyncio.wait({stopping}, timeout=LINGER)
+                    self._wake.clear()
+                    await self.drain()
                     continue
                 waking = asyncio.ensure_future(self._wake.wait())
                 await asyncio.wait(

@@ -2,6 +2,7 @@
 // oldest first: what the sweep embeds for a process that put them and died. `text` is
 // what is embedded (the first $chars characters of itemText).
 MATCH (n:StoreItem)
+USING INDEX n:StoreItem(tenant, vectorDue)
 WHERE n.tenant = $tenant AND n.vectorDue <= $before
 WITH n ORDER BY n.vectorDue
 LIMIT $first

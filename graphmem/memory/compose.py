@@ -231,7 +231,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
             embedder,
             ranker.query_vectors,
             quota=admission,
-            vectors=ItemVectors(parts.items, embedder),
+            vectors=ItemVectors(parts.items, _one_thread(parts, embedder), embedder.name),
             costs=admission,
         )
         if parts.items is not None
@@ -258,3 +258,10 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
             hot, graph, sessions, spills, demotion, config, changes, parts.leases
         ),
     )
+
+
+def _one_thread(parts: Parts, embedder: Embedder) -> Embedder:
+    """The embedder store items' background vectors take: the query embedder (one
+    thread) when it is the same model, so that the pass holds one core."""
+    query = parts.query_embedder
+    return query if query is not None and query.name == embedder.name else embedder

@@ -16,16 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from graphmem.cputime import in_executor
+from graphmem.cputime import in_thread
 from graphmem.domain.models import utcnow
 from graphmem.enrich.embed import Embedder
 from graphmem.memory.kinds.items.values import MAX_EMBEDDED
@@ -54,17 +51,6 @@ SWEEP_BATCHES = 50
 LINGER = 0.2
 #: seconds a stopping process spends on what it was handed over
 STOP_SECONDS = 5.0
-#: how much nicer than the process the pass embeds: requests come first. Embedding at
-#: the API's priority (two onnxruntime threads) put the bench's single put at 14.3 ms
-#: p50, against 6.7 with the pass held back (BENCHMARKS.md, LangGraph store)
-NICE = 10
-
-
-def _nicer() -> None:
-    # On Linux a nice value set for a thread id holds for that thread alone.
-    with contextlib.suppress(OSError, AttributeError):
-        thread = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(0, thread) + NICE))
 
 
 class Costs(Protocol):
@@ -86,15 +72,15 @@ class Free:
 
 
 class ItemVectors:
-    """``embedder`` embeds in the thread that calls it (one onnxruntime thread: the API's
-    query embedder), so that the pass runs on one core at ``NICE``; its vectors are
-    ``model``'s."""
+    """``embedder`` embeds on one onnxruntime thread (the API's query embedder), so that
+    the pass holds one core, not both, while requests run; its vectors are ``model``'s.
+    Not at a lower priority: a nice'd thread descheduled while it holds the GIL stalls
+    the event loop (the bench's put went from 16-22 to 33 ms p50 so)."""
 
     def __init__(self, store: ItemStore, embedder: Embedder, model: str) -> None:
         self.store = store
         self.embedder = embedder
         self.model = model
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="item-vectors", initializer=_nicer)
         self._due: dict[str, list[ItemText]] = {}
         self._held = 0
         self._wake = asyncio.Event()
@@ -110,7 +96,7 @@ class ItemVectors:
     async def embed(self, tenant: str, items: Sequence[ItemText]) -> int:
         """Embed the items' texts and set each vector whose item still holds that text;
         how many were set."""
-        vectors = await in_executor(self._pool, self.embedder.embed, [i.text for i in items])
+        vectors = await in_thread(self.embedder.embed, [i.text for i in items])
         rows = [
             ItemVector(path=i.path, key=i.key, text=i.text, embedding=vector.tolist())
             for i, vector in zip(items, vectors, strict=True)

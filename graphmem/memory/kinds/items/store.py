@@ -242,12 +242,15 @@ class ItemMemory:
         reading.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             vector = await self.query_vector(tenant, query)
-            by_meaning = await self.store.vector_hits(
-                tenant, path, vector, self.embedder.name, k, EXACT_CAP
-            )
+            # the vectors are read after the pending items, never before: an item whose
+            # vector was set in between is then among the vectors, where read the other
+            # way round it would be in neither (seen in 24 gathered searches)
             by_text, due = await reading
         finally:
             reading.cancel()
+        by_meaning = await self.store.vector_hits(
+            tenant, path, vector, self.embedder.name, k, EXACT_CAP
+        )
         if due:
             by_meaning = _nearest([*by_meaning, *await self._compared(vector, due)], k)
         top_text = max((h.score or 0.0 for h in by_text), default=0.0) or 1.0

@@ -105,7 +105,8 @@ def section(results: dict[str, Any]) -> str:
 
 `bench/langgraph_store.py --items {results["items"]}`: one client, {g["put"]["runs"]} timed
 requests per operation, one request at a time, against a real `graphmem serve` (no
-enrichment worker: items are embedded on the put) and LangGraph's `InMemoryStore` in the
+enrichment worker: the fill's batches are embedded on the put, a single put's item by
+the server's background pass after it answers) and LangGraph's `InMemoryStore` in the
 same program. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
 Filled at {g["fill_items_per_s"]} items/s (batches of 500, 1,000 namespaces).
 

@@ -23,6 +23,7 @@ from graphmem.memory.erasure.erasure import Erasure
 from graphmem.memory.facade import Memory
 from graphmem.memory.inputs import Inputs, Limits
 from graphmem.memory.kinds.items.store import ItemMemory
+from graphmem.memory.kinds.items.vectors import ItemVectors
 from graphmem.memory.kinds.router import MemoryManager
 from graphmem.memory.kinds.working import WorkingMemory
 from graphmem.memory.policy import DemotionPolicy, IdleWarmDemotion, MemoryRules
@@ -231,7 +232,14 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
         episodes=episodes,
         working=working,
         manager=manager,
-        items=ItemMemory(parts.items, embedder, ranker.query_vectors, quota=admission)
+        items=ItemMemory(
+            parts.items,
+            embedder,
+            ranker.query_vectors,
+            quota=admission,
+            vectors=ItemVectors(parts.items, _one_thread(parts, embedder), embedder.name),
+            costs=admission,
+        )
         if parts.items is not None
         else None,
         versions=versions,
@@ -268,3 +276,10 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
             hot, graph, sessions, spills, demotion, config, changes, parts.leases
         ),
     )
+
+
+def _one_thread(parts: Parts, embedder: Embedder) -> Embedder:
+    """The embedder store items' background vectors take: the query embedder (one
+    thread) when it is the same model, so that the pass holds one core."""
+    query = parts.query_embedder
+    return query if query is not None and query.name == embedder.name else embedder

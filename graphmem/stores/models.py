@@ -207,33 +207,6 @@ class StoredRecord(StoreModel):
     created_at: datetime | None = None
 
 
-class StoredItem(StoreModel):
-    """A LangGraph store item (memory/kinds/items): its namespace path (labels joined
-    by '.', with a trailing '.'), key, value as JSON text, and a search score."""
-
-    path: str
-    key: str
-    value: str
-    created_at: datetime
-    updated_at: datetime
-    score: float | None = None
-
-
-class ItemWrite(StoreModel):
-    """One put (``value`` JSON text) or delete (``value`` None) of a store item, with
-    what search ranks it by (``text``, ``scope`` tokens, ``embedding``; None when the
-    item is kept out of query searches)."""
-
-    path: str
-    key: str
-    value: str | None
-    text: str | None = None
-    scope: str | None = None
-    embedding: list[float] | None = None
-    model: str | None = None
-    user_id: str | None = None
-
-
 # --- enrichment -------------------------------------------------------------------------
 class Enriched(StoreModel):
     """What enrichment computed for a hot item, cached beside it in Redis so that its

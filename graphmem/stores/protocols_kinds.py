@@ -30,7 +30,6 @@ from graphmem.stores.models import (
     EntityDetail,
     Episode,
     EpisodeSteps,
-    ItemWrite,
     Located,
     MergeResult,
     Message,
@@ -38,7 +37,6 @@ from graphmem.stores.models import (
     Reflection,
     ScoredEpisode,
     Step,
-    StoredItem,
     StoredRecord,
     Task,
     TaskDetail,
@@ -46,6 +44,7 @@ from graphmem.stores.models import (
     TransferOutcome,
     UserEntity,
 )
+from graphmem.stores.models_items import ItemText, ItemVector, ItemWrite, StoredItem
 
 
 @runtime_checkable
@@ -241,15 +240,27 @@ class GraphErasure(Protocol):
 class ItemStore(Protocol):
     """LangGraph store items (``memory/kinds/items``), each keyed by (tenant, path, key)."""
 
-    async def write(self, tenant: str, writes: Sequence[ItemWrite], now: datetime) -> int: ...
+    async def write(
+        self, tenant: str, writes: Sequence[ItemWrite], now: datetime, model: str
+    ) -> int: ...
     async def get(
         self, tenant: str, keys: Sequence[tuple[str, str]]
     ) -> list[StoredItem | None]: ...
     async def page(self, tenant: str, prefix: str, skip: int, first: int) -> list[StoredItem]: ...
     async def text_hits(
-        self, tenant: str, prefix: str, lucene: str, k: int
-    ) -> list[StoredItem]: ...
+        self, tenant: str, prefix: str, lucene: str | None, k: int, cap: int, chars: int
+    ) -> tuple[list[StoredItem], list[tuple[StoredItem, str]]]: ...
     async def vector_hits(
         self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int
     ) -> list[StoredItem]: ...
     async def paths(self, tenant: str, prefix: str, after: str, first: int) -> list[str]: ...
+    async def pending_hits(
+        self, tenant: str, prefix: str, cap: int, chars: int
+    ) -> list[tuple[StoredItem, str]]: ...
+    async def vectors_due(
+        self, tenant: str, before: datetime, first: int, chars: int
+    ) -> list[ItemText]: ...
+    async def set_vectors(
+        self, tenant: str, rows: Sequence[ItemVector], model: str, chars: int
+    ) -> int: ...
+    async def vector_tenants(self, before: datetime, first: int) -> list[str]: ...

@@ -13,7 +13,7 @@ import pytest
 from graphmem.domain.models import utcnow
 from graphmem.memory import Memory
 from graphmem.memory.kinds.items.paths import path_of, scope_of
-from graphmem.stores.models import ItemWrite
+from graphmem.stores.models_items import ItemWrite
 from tests.conftest import Stack
 from tests.support.lgstore import Served, served
 
@@ -83,7 +83,7 @@ async def test_a_small_namespace_is_searched_among_10000_items_elsewhere(
                     model=service.embedder.name,
                 )
             )
-        await service.items.store.write(tenant, rows, utcnow())
+        await service.items.store.write(tenant, rows, utcnow(), service.embedder.name)
     with api.store(1) as store:
         await store.aput(("users", "zoe", "notes"), "due", {"text": "my budget report is late"})
         found = await store.asearch(("users", "zoe"), query="quarterly budget report due")

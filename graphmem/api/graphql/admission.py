@@ -21,12 +21,12 @@ from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
 
 #: root fields that embed, rank, or write in bulk: each holds a slot while it runs
+#: (``putItems`` takes one itself when it embeds on its request path: ``memory/kinds/items``)
 EXPENSIVE = frozenset(
     {
         "recall",
         "search",
         "searchItems",
-        "putItems",
         "spill",
         "prune",
         "forgetUser",

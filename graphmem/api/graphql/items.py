@@ -14,7 +14,7 @@ from graphmem.api.graphql.context import service_of
 from graphmem.errors import Unavailable
 from graphmem.memory.kinds.items.paths import labels_of
 from graphmem.memory.kinds.items.store import ItemMemory, ItemPut
-from graphmem.stores.models import StoredItem
+from graphmem.stores.models_items import StoredItem
 
 
 def items_of(info: Info[Any, Any]) -> tuple[ItemMemory, str]:

@@ -12,7 +12,7 @@ from typing import Any
 import neo4j
 
 from graphmem.domain.models import tenant_item_fulltext, to_datetime
-from graphmem.stores.models import ItemWrite, StoredItem
+from graphmem.stores.models_items import ItemText, ItemVector, ItemWrite, StoredItem
 from graphmem.stores.neo4j.fulltext import create_tenant_index
 from graphmem.stores.neo4j.session import Neo4jSession
 
@@ -49,9 +49,12 @@ class Neo4jItemStore:
                 self._indexed.add(tenant)
         return index, label
 
-    async def write(self, tenant: str, writes: Sequence[ItemWrite], now: datetime) -> int:
+    async def write(
+        self, tenant: str, writes: Sequence[ItemWrite], now: datetime, model: str
+    ) -> int:
         """Apply puts and deletes in one transaction; how many items were written or
-        deleted. Puts go in (path, key) order so that concurrent batches lock alike."""
+        deleted. Puts go in (path, key) order so that concurrent batches lock alike.
+        ``model``: the embedder's, whose vector of an unchanged text a put keeps."""
         _, label = await self._ensure_index(tenant)
         puts: list[dict[str, Any]] = [
             {
@@ -63,6 +66,7 @@ class Neo4jItemStore:
                 "embedding": w.embedding,
                 "model": w.model,
                 "userId": w.user_id,
+                "due": w.vector_due,
             }
             for w in sorted(writes, key=lambda w: (w.path, w.key))
             if w.value is not None
@@ -70,7 +74,14 @@ class Neo4jItemStore:
         deletes = [{"path": w.path, "key": w.key} for w in writes if w.value is None]
         (row,) = await self.graph.run(
             "item/write",
-            {"tenant": tenant, "label": label, "puts": puts, "deletes": deletes, "now": now},
+            {
+                "tenant": tenant,
+                "label": label,
+                "puts": puts,
+                "deletes": deletes,
+                "now": now,
+                "model": model,
+            },
         )
         return int(row["written"]) + int(row["deleted"])
 
@@ -89,13 +100,29 @@ class Neo4jItemStore:
         )
         return [_item(r) for r in records]
 
-    async def text_hits(self, tenant: str, prefix: str, lucene: str, k: int) -> list[StoredItem]:
+    async def text_hits(
+        self, tenant: str, prefix: str, lucene: str | None, k: int, cap: int, chars: int
+    ) -> tuple[list[StoredItem], list[tuple[StoredItem, str]]]:
+        """The top ``k`` by BM25 under the prefix (none without ``lucene``), and the
+        items there whose vector is still due (``pending_hits``), in one round trip."""
+        if lucene is None:
+            return [], await self.pending_hits(tenant, prefix, cap, chars)
         index, _ = await self._ensure_index(tenant)
         records = await self.graph.run(
             "item/text_hits",
-            {"tenant": tenant, "index": index, "prefix": prefix, "lucene": lucene, "k": k},
+            {
+                "tenant": tenant,
+                "index": index,
+                "prefix": prefix,
+                "lucene": lucene,
+                "k": k,
+                "cap": cap,
+                "chars": chars,
+            },
         )
-        return [_item(r, float(r["score"])) for r in records]
+        hits = [_item(r, float(r["score"])) for r in records if r["text"] is None]
+        due = [(_item(r), str(r["text"])) for r in records if r["text"] is not None]
+        return hits, due
 
     async def vector_hits(
         self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int
@@ -117,3 +144,49 @@ class Neo4jItemStore:
             "item/paths", {"tenant": tenant, "prefix": prefix, "after": after, "first": first}
         )
         return [str(r["path"]) for r in records]
+
+    # --- vectors set after the put (memory/kinds/items/vectors.py) ----------------------
+    async def pending_hits(
+        self, tenant: str, prefix: str, cap: int, chars: int
+    ) -> list[tuple[StoredItem, str]]:
+        """Items under the prefix whose vector is still due, newest first, with the text
+        to embed (its first ``chars`` characters)."""
+        records = await self.graph.run(
+            "item/pending_hits",
+            {"tenant": tenant, "prefix": prefix, "cap": cap, "chars": chars},
+        )
+        return [(_item(r), str(r["text"])) for r in records]
+
+    async def vectors_due(
+        self, tenant: str, before: datetime, first: int, chars: int
+    ) -> list[ItemText]:
+        records = await self.graph.run(
+            "item/vectors_due",
+            {"tenant": tenant, "before": before, "first": first, "chars": chars},
+        )
+        return [ItemText(path=r["path"], key=r["key"], text=r["text"]) for r in records]
+
+    async def set_vectors(
+        self, tenant: str, rows: Sequence[ItemVector], model: str, chars: int
+    ) -> int:
+        """Set each row's vector if its item still holds the text it was computed from;
+        how many were set."""
+        (row,) = await self.graph.run(
+            "item/vectors_set",
+            {
+                "tenant": tenant,
+                "model": model,
+                "chars": chars,
+                "rows": [
+                    {"path": r.path, "key": r.key, "text": r.text, "embedding": r.embedding}
+                    for r in sorted(rows, key=lambda r: (r.path, r.key))
+                ],
+            },
+        )
+        return int(row["set"])
+
+    async def vector_tenants(self, before: datetime, first: int) -> list[str]:
+        records = await self.graph.run(
+            "admin/item_vector_tenants", {"before": before, "first": first}
+        )
+        return [str(r["tenant"]) for r in records]

@@ -34,6 +34,9 @@ TENANTLESS = {
     # two counts from the count store (all memories, the tenant's label): how wide search
     # probes the shared vector index; no memory read, nothing returned to a client
     "memory/index_share",
+    # tenants with store items whose vector a dead process left due, for the sweep to
+    # visit each (memory/kinds/items/vectors.py); no item data returned
+    "admin/item_vector_tenants",
 }  # server-level statements: no tenant data read or written
 
 

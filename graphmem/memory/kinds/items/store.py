@@ -3,8 +3,9 @@
 Items live in the graph, not the hot tier: a put is one MERGE keyed by (tenant, path,
 key), so the last writer wins and nothing is ever half-done, and an item is searchable
 by its text and meaning the moment its put returns (docs/integrations.md explains the
-choice). Its value is JSON text; its text (``values.text_of``) is embedded on the put's
-path, in one batch per request.
+choice). Its value is JSON text; its text (``values.text_of``) is embedded after a small
+put answers (``vectors.py``: a query search compares a pending item with the query
+itself meanwhile), on the request path in one batch for a larger one.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from graphmem import jsonscan
 from graphmem.cputime import in_thread
@@ -22,10 +26,11 @@ from graphmem.enrich.embed import Embedder
 from graphmem.errors import BadInput
 from graphmem.memory.kinds.items import paths as p
 from graphmem.memory.kinds.items import values as v
+from graphmem.memory.kinds.items.vectors import DEFER_MAX, Costs, Free, ItemVectors
 from graphmem.memory.search.querytext import terms
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged
 from graphmem.stores import ItemStore
-from graphmem.stores.models import ItemWrite, StoredItem
+from graphmem.stores.models_items import ItemText, ItemWrite, StoredItem
 
 #: puts (or deletes) in one request, gets in one request
 MAX_PUTS = 500
@@ -41,6 +46,9 @@ SCAN_CAP = 50_000
 EXACT_CAP = 20_000
 #: namespace paths ``namespaces`` reads at most
 PATHS_CAP = 100_000
+#: items under a prefix whose vector is still due that a query search embeds itself
+#: (newest first): normally the few put in the last milliseconds
+PENDING_CAP = 64
 #: how the two rankings add up for a query search
 TEXT_WEIGHT, VECTOR_WEIGHT = 0.3, 0.7
 
@@ -74,6 +82,17 @@ def parse_value(text: str) -> dict[str, Any]:
     return value
 
 
+def _nearest(hits: list[StoredItem], k: int) -> list[StoredItem]:
+    """The ``k`` best by score, one per item (an item set while the search ran may come
+    both from the index and pending: the best score stands)."""
+    best: dict[tuple[str, str], StoredItem] = {}
+    for hit in hits:
+        ident = (hit.path, hit.key)
+        if ident not in best or (hit.score or 0.0) > (best[ident].score or 0.0):
+            best[ident] = hit
+    return sorted(best.values(), key=lambda h: -(h.score or 0.0))[:k]
+
+
 def _match(labels: tuple[str, ...], pattern: Sequence[str], suffix: bool) -> bool:
     if len(labels) < len(pattern):
         return False
@@ -88,11 +107,16 @@ class ItemMemory:
         embedder: Embedder,
         query_vector: QueryVector,
         quota: Quota = UNLIMITED,
+        vectors: ItemVectors | None = None,
+        costs: Costs | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.query_vector = query_vector
         self.quota = quota
+        #: None: every put embeds its items on the request path
+        self.vectors = vectors
+        self.costs = costs or Free()
 
     # --- writes -------------------------------------------------------------------------
     async def put(self, tenant: str, puts: Sequence[ItemPut]) -> int:
@@ -128,15 +152,29 @@ class ItemMemory:
             if text:
                 to_embed.append((len(writes) - 1, text[: v.MAX_EMBEDDED]))
             size += len(put.value) + len(text)
-        if to_embed:
+        later = self.vectors is not None and len(to_embed) <= DEFER_MAX
+        if later:
+            for n, _ in to_embed:
+                writes[n] = writes[n].model_copy(update={"vector_due": True})
+        elif to_embed:
             vectors = await in_thread(self.embedder.embed, [t for _, t in to_embed])
             for (n, _), vector in zip(to_embed, vectors, strict=True):
                 writes[n] = writes[n].model_copy(
                     update={"embedding": vector.tolist(), "model": self.embedder.name}
                 )
         puts_n = sum(w.value is not None for w in writes)
-        async with charged(self.quota, tenant, puts_n, size):
-            return await self.store.write(tenant, writes, utcnow())
+        # a put embedding on its request path is expensive work, costed as such; one
+        # leaving its few vectors for later is one write, its later CPU charged by size
+        slot = self.costs.expensive(tenant) if to_embed and not later else nullcontext()
+        async with slot, charged(self.quota, tenant, puts_n, size):
+            written = await self.store.write(tenant, writes, utcnow(), self.embedder.name)
+        if later and self.vectors is not None:
+            self.costs.charge_later(sum(len(t.encode()) for _, t in to_embed))
+            self.vectors.due(
+                tenant,
+                [ItemText(path=writes[n].path, key=writes[n].key, text=t) for n, t in to_embed],
+            )
+        return written
 
     # --- reads --------------------------------------------------------------------------
     async def get(
@@ -196,16 +234,25 @@ class ItemMemory:
         if lucene and scope:
             lucene += f" AND itemScope:{scope}^0"
 
-        async def texts() -> list[StoredItem]:
-            return await self.store.text_hits(tenant, path, lucene, k) if lucene else []
-
-        async def meanings() -> list[StoredItem]:
+        # BM25 and the items whose vector is still due, read while the query is embedded
+        reading = asyncio.ensure_future(
+            self.store.text_hits(tenant, path, lucene, k, PENDING_CAP, v.MAX_EMBEDDED)
+        )
+        # a failure of the embedding leaves it unread: its own failure is then no news
+        reading.add_done_callback(lambda f: f.cancelled() or f.exception())
+        try:
             vector = await self.query_vector(tenant, query)
-            return await self.store.vector_hits(
-                tenant, path, vector, self.embedder.name, k, EXACT_CAP
-            )
-
-        by_text, by_meaning = await asyncio.gather(texts(), meanings())
+            # the vectors are read after the pending items, never before: an item whose
+            # vector was set in between is then among the vectors, where read the other
+            # way round it would be in neither (seen in 24 gathered searches)
+            by_text, due = await reading
+        finally:
+            reading.cancel()
+        by_meaning = await self.store.vector_hits(
+            tenant, path, vector, self.embedder.name, k, EXACT_CAP
+        )
+        if due:
+            by_meaning = _nearest([*by_meaning, *await self._compared(vector, due)], k)
         top_text = max((h.score or 0.0 for h in by_text), default=0.0) or 1.0
         floor = min((h.score or 0.0 for h in by_meaning), default=0.0)
         cosines = {(h.path, h.key): h.score or 0.0 for h in by_meaning}
@@ -226,6 +273,21 @@ class ItemMemory:
         if conditions:
             ranked = [r for r in ranked if v.passes(json.loads(r.value), conditions)]
         return ranked[:want]
+
+    async def _compared(
+        self, query: list[float], waiting: list[tuple[StoredItem, str]]
+    ) -> list[StoredItem]:
+        """Items whose vector is still due, scored by the cosine of their text, embedded
+        now, with the query vector (as the vector index would score them)."""
+        vectors = await in_thread(self.embedder.embed, [text for _, text in waiting])
+        q = np.asarray(query, dtype=np.float32)
+        m = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0)
+        cosines = (m @ q) / np.where(norms == 0, 1.0, norms)
+        return [
+            item.model_copy(update={"score": float(c)})
+            for (item, _), c in zip(waiting, cosines, strict=True)
+        ]
 
     async def namespaces(
         self,

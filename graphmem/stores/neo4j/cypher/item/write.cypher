@@ -4,13 +4,21 @@
 // commit wins). The value is JSON text; itemText, itemScope and the embedding are what
 // search ranks (null for an item put with index=False). $puts arrive sorted by path
 // and key, so two batches lock their keys in the same order.
+// A row with `due` leaves its vector to item/vectors_set (vectorDue marks it until
+// then), unless the item already holds the vector of this very text ($model's): a
+// value changed outside its indexed text keeps its vector. A row with an embedding
+// sets it now.
 CALL () {
   UNWIND $puts AS row
   MERGE (n:StoreItem {tenant: $tenant, path: row.path, key: row.key})
     ON CREATE SET n:$($label), n.createdAt = $now
+  WITH n, row,
+       row.due AND coalesce(n.itemText = row.text AND n.model = $model, false) AS kept
   SET n.value = row.value, n.itemText = row.text, n.itemScope = row.scope,
-      n.embedding = row.embedding, n.model = row.model, n.userId = row.userId,
-      n.updatedAt = $now
+      n.userId = row.userId, n.updatedAt = $now,
+      n.vectorDue = CASE WHEN row.due AND NOT kept THEN $now END
+  FOREACH (_ IN CASE WHEN kept THEN [] ELSE [1] END |
+    SET n.embedding = row.embedding, n.model = row.model)
   RETURN count(n) AS written
 }
 CALL () {

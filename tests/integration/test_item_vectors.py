@@ -1,0 +1,164 @@
+"""Store items' vectors set after a small put answers (memory/kinds/items/vectors.py), on
+the real stack: an item is found by meaning right after its put while its vector is
+due; a process that put it and died (its queue never drained) leaves it to another
+process's sweep; a vector is set only for the text the item still holds; an unchanged
+text keeps its vector; a large put embeds on its path; and one tenant's pending items
+never show in another's search."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from graphmem.domain.models import utcnow
+from graphmem.memory import Memory
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.kinds.items.store import ItemMemory, ItemPut
+from graphmem.memory.kinds.items.vectors import DEFER_MAX, SWEEP_AFTER
+from tests.conftest import Stack, new_tenant, run_cypher
+
+NS = ("users", "zoe", "notes")
+DOG = "I adore my golden retriever, he fetches every morning"
+BILL = "the electricity invoice is overdue"
+QUERY = "canine companion"
+
+
+def items_of(service: Memory) -> ItemMemory:
+    assert service.items is not None and service.items.vectors is not None
+    return service.items
+
+
+async def put(items: ItemMemory, tenant: str, key: str, text: str, **extra: Any) -> None:
+    await items.put(tenant, [ItemPut(NS, key, json.dumps({"text": text, **extra}))])
+
+
+async def stored(stack: Stack, tenant: str, key: str) -> dict[str, Any]:
+    (row,) = await run_cypher(
+        stack,
+        "MATCH (n:StoreItem {tenant: $tenant, key: $key}) "
+        "RETURN n.embedding AS embedding, n.model AS model, n.vectorDue AS due",
+        tenant=tenant,
+        key=key,
+    )
+    return row
+
+
+async def test_a_put_item_is_found_by_meaning_before_and_after_its_vector_is_set(
+    stack: Stack, service: Memory
+) -> None:
+    items, tenant = items_of(service), new_tenant()
+    await put(items, tenant, "bill", BILL)
+    await items.vectors.drain()  # type: ignore[union-attr]
+    await put(items, tenant, "dog", DOG)
+    row = await stored(stack, tenant, "dog")
+    assert row["embedding"] is None and row["due"] is not None  # the put did not embed
+
+    pending = await items.search(tenant, NS[:2], QUERY)
+    assert [i.key for i in pending] == ["dog", "bill"]  # no word in common: by meaning
+
+    assert await items.vectors.drain() == 1  # type: ignore[union-attr]
+    row = await stored(stack, tenant, "dog")
+    assert row["due"] is None and row["model"] == service.embedder.name
+    (expected,) = service.embedder.embed([DOG])
+    assert np.allclose(row["embedding"], expected, atol=1e-5)
+    indexed = await items.search(tenant, NS[:2], QUERY)
+    assert [i.key for i in indexed] == ["dog", "bill"]
+    # compared by the search itself or through Neo4j, an item scores the same
+    assert abs((pending[0].score or 0) - (indexed[0].score or 0)) < 1e-3
+
+
+async def test_an_item_whose_process_died_gets_its_vector_from_another_process(
+    stack: Stack, service: Memory
+) -> None:
+    items, tenant = items_of(service), new_tenant()
+    await put(items, tenant, "dog", DOG)
+    # this process dies now: what it was handed over is lost with it
+    items.vectors._due.clear()  # type: ignore[union-attr]
+    other = MemoryBuilder.from_settings(stack.settings()).build()
+    try:
+        sweeper = items_of(other).vectors
+        assert sweeper is not None
+        # younger than SWEEP_AFTER: still its own process's to embed
+        await sweeper.sweep()
+        assert (await stored(stack, tenant, "dog"))["due"] is not None
+        await sweeper.sweep(utcnow() + SWEEP_AFTER + timedelta(seconds=1))
+    finally:
+        await other.close()
+    row = await stored(stack, tenant, "dog")
+    assert row["due"] is None and row["embedding"] is not None
+    assert [i.key for i in await items.search(tenant, NS, QUERY)] == ["dog"]
+
+
+async def test_a_vector_is_set_only_for_the_text_the_item_holds(
+    stack: Stack, service: Memory
+) -> None:
+    items, tenant = items_of(service), new_tenant()
+    await put(items, tenant, "k", DOG)
+    await put(items, tenant, "k", BILL)  # both puts are queued; the first is stale
+    await items.vectors.drain()  # type: ignore[union-attr]
+    row = await stored(stack, tenant, "k")
+    (bill,) = service.embedder.embed([BILL])
+    assert row["due"] is None and np.allclose(row["embedding"], bill, atol=1e-5)
+
+    # a value changed outside its text keeps the vector, and is not due again
+    await put(items, tenant, "k", BILL, seen=2)
+    row = await stored(stack, tenant, "k")
+    assert row["due"] is None and np.allclose(row["embedding"], bill, atol=1e-5)
+    # index=False: no text, no vector, nothing due
+    await items.put(tenant, [ItemPut(NS, "k", json.dumps({"text": DOG}), indexed=False)])
+    row = await stored(stack, tenant, "k")
+    assert row["due"] is None and row["embedding"] is None
+
+
+async def test_a_large_put_embeds_on_its_path(stack: Stack, service: Memory) -> None:
+    items, tenant = items_of(service), new_tenant()
+    n = DEFER_MAX + 1
+    await items.put(
+        tenant, [ItemPut(NS, f"k{i}", json.dumps({"text": f"{DOG} {i}"})) for i in range(n)]
+    )
+    rows = await run_cypher(
+        stack,
+        "MATCH (n:StoreItem {tenant: $tenant}) RETURN count(n.embedding) AS vectors, "
+        "count(n.vectorDue) AS due",
+        tenant=tenant,
+    )
+    assert rows == [{"vectors": n, "due": 0}]
+
+
+async def test_pending_items_never_show_in_another_tenants_search(
+    stack: Stack, service: Memory
+) -> None:
+    items, mine, theirs = items_of(service), new_tenant(), new_tenant()
+    await put(items, mine, "dog", DOG)
+    await put(items, theirs, "bill", BILL)
+    assert [i.key for i in await items.search(theirs, NS, QUERY)] == ["bill"]
+    assert [i.key for i in await items.search(mine, NS, QUERY)] == ["dog"]
+    assert await items.store.pending_hits(theirs, "", 64, 100) != []
+    due = {i.key for i, _ in await items.store.pending_hits(mine, "", 64, 100)}
+    assert due == {"dog"}
+    await items.vectors.drain()  # type: ignore[union-attr]
+    assert await items.store.pending_hits(mine, "", 64, 100) == []
+
+
+async def test_the_running_pass_sets_a_put_items_vector_within_a_second(
+    stack: Stack, service: Memory
+) -> None:
+    items, tenant = items_of(service), new_tenant()
+    assert items.vectors is not None
+    stop = asyncio.Event()
+    running = asyncio.create_task(items.vectors.run(stop))
+    try:
+        await put(items, tenant, "dog", DOG)
+        for _ in range(50):
+            if (await stored(stack, tenant, "dog"))["due"] is None:
+                break
+            await asyncio.sleep(0.02)
+        row = await stored(stack, tenant, "dog")
+        assert row["due"] is None and row["embedding"] is not None
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 10)

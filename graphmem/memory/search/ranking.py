@@ -169,8 +169,8 @@ class Ranker:
             if q.retriever is not Retriever.VECTOR
             else None
         )
-        # a view holds what is held now: a read at another moment asks the graph
-        held = q.moment.current and self.cache.likely(tenant, q.session_id, q.user_id)
+        # a view holds both clocks: a read at any moment is served by it (scopeclocks.py)
+        held = self.cache.likely(tenant, q.session_id, q.user_id)
         scoped = q.session_id is not None or q.user_id is not None
         view_task = (
             asyncio.ensure_future(self.cache.view(tenant, q.session_id, q.user_id))

@@ -21,7 +21,10 @@ def at(n: int) -> datetime:
 
 
 def history(rng: random.Random, n: int, prefix: str = "m") -> MemoryRows:
-    recorded, occurred, retracted, spans = [], [], [], []
+    recorded: list[int | None] = []
+    occurred: list[int | None] = []
+    retracted: list[int | None] = []
+    spans: list[tuple[tuple[int, int], ...]] = []
     for _ in range(n):
         r = rng.randrange(100)
         recorded.append(None if rng.random() < 0.05 else micros(at(r)))

@@ -14,6 +14,7 @@ context and link steps, and one read of the results' items, fresh.
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections import OrderedDict
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import cast
@@ -132,12 +133,6 @@ class Ranker:
                     w,
                 )
                 leading = likely_results(pool, w, q.limit + LEADING_SLACK)
-                # which of the likely head are superseded is read beside the context and link
-                # steps (a round trip after the ranking otherwise); a wider set than the head,
-                # so that the ranking's head is rarely outside it
-                if self.weights.superseded > 0 and leading:
-                    ids = likely_results(pool, w, SUPERSEDED_READ * (q.limit + LEADING_SLACK))
-                    early = Early(ids, self.graph.search.superseded(tenant, ids, q.moment))
                 # the links of the leading few are read while their neighbours are
                 linking = (
                     asyncio.ensure_future(
@@ -153,6 +148,19 @@ class Ranker:
                             [c.item.id for c in head[: w.context_pool]], w.context_window, leading
                         )
                         add_context(pool, near, w)
+                    # which of the likely head are superseded is read while the links are
+                    # (a round trip after the ranking otherwise); a wider set than the
+                    # head, so that the ranking's head is rarely outside it
+                    if self.weights.superseded > 0 and pool:
+                        ids = [
+                            c.item.id
+                            for c in heapq.nlargest(
+                                SUPERSEDED_READ * (q.limit + LEADING_SLACK),
+                                pool.values(),
+                                key=lambda c: (c.score, c.cosine),
+                            )
+                        ]
+                        early = Early(ids, self.graph.search.superseded(tenant, ids, q.moment))
                     if linking is not None:
                         add_links(pool, await linking, w)
                 finally:
@@ -323,7 +331,7 @@ class Ranker:
 
 
 #: how many times the likely head a search reads early for superseded memories
-SUPERSEDED_READ = 3
+SUPERSEDED_READ = 2
 
 
 class Early:

@@ -42,6 +42,7 @@ from bench.lib import corpus
 from bench.lib.loadgen import LoopbackClient, free_port, refused_for_now, retry_after_ms
 from bench.lib.locomo import LOCOMO, texts_and_questions, turns
 from bench.lib.measures import extractor_throughput, timed_spill, write_to_read
+from bench.lib.moments import moment_latency, moments_report
 from bench.lib.report import RESULTS, run_info, save_json, update_section
 from bench.lib.server import Server, wait_ready
 from bench.lib.stats import percentile
@@ -603,11 +604,17 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny inputs (CI smoke)")
     parser.add_argument("--out", type=Path, help="write JSON here instead of bench/results")
     parser.add_argument(
+        "--moments-only",
+        action="store_true",
+        help="only reads at a moment beside current reads (their own section)",
+    )
+    parser.add_argument(
         "--search-only",
         action="store_true",
         help="only the search latencies (their own section of BENCHMARKS.md, about 5 min)",
     )
     args = parser.parse_args()
+    args.search_only = args.search_only or args.moments_only
     quick = args.quick
     texts = turns(80 if quick else 600)
     tenant = f"perf-{uuid.uuid4().hex[:8]}"
@@ -636,15 +643,21 @@ async def main() -> None:
             results["graph_writes"] = await graph_writes(
                 service, tenant, texts[: 100 if quick else 400]
             )
-        step("search latency")
         questions = [
             qa["question"]
             for conversation in json.loads(LOCOMO.read_text())
             for qa in conversation["qa"]
         ][::3][: 10 if quick else 100]
+        if args.moments_only:
+            step("reads at a moment")
+            await moments_run(service, 1000 if quick else 100_000, questions, 2 if quick else 5)
+            return
+        step("search latency")
         results["search"] = await search_latency(
             service, [1000] if quick else [100_000], questions, 1 if quick else 3
         )
+        step("reads at a moment")
+        await moments_run(service, 1000 if quick else 100_000, questions, 2 if quick else 5)
         step("write-to-read through a server and its enrichment worker")
         results["write_to_read"] = await write_to_read_run(8 if quick else 200)
         if not args.search_only:
@@ -686,6 +699,28 @@ async def main() -> None:
     results["plots"] = plots(results, save_json("perf", results).parent)
     save_json("perf", results)
     update_section("perf", report(results, len(texts)))
+
+
+async def moments_run(service: Memory, size: int, questions: list[str], rounds: int) -> None:
+    """Reads at a moment beside current reads (``bench/lib/moments.py``), into their own
+    section of BENCHMARKS.md and bench/results/perf_moments.json."""
+    tenant = corpus.corpus_tenant(size)
+    if await corpus.stored(service, size) != size:  # embedding LoCoMo's turns takes minutes
+        texts = turns()
+        await corpus.ensure(service, size, texts, embed_memories(service.embedder, texts))
+    started = time.perf_counter()
+    rows, stages = await moment_latency(
+        service, tenant, size, questions, timed_searches, forget_query_vectors, StageClock, rounds
+    )
+    result: dict[str, Any] = {
+        "run": run_info(),
+        "elapsed_s": round(time.perf_counter() - started, 1),
+        "load_average": round(os.getloadavg()[0], 1),
+        "moments": rows,
+        "superseded_ms": stages,
+    }
+    save_json("perf_moments", result)
+    update_section("perf-moments", moments_report(rows, result["run"], stages))
 
 
 def report(r: dict[str, Any], ingested: int) -> str:

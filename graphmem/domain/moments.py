@@ -11,7 +11,7 @@ memory, ``closedAt`` on a relation). A read at a ``Moment`` sees what graphmem h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graphmem.errors import BadInput
@@ -20,6 +20,13 @@ from graphmem.errors import BadInput
 #: graphmem holds says nothing more, and Neo4j's DateTime arithmetic stays in range
 EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
 LATEST = datetime(9999, 12, 30, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def micros(value: datetime) -> int:
+    """A UTC time as whole microseconds since the epoch (how a scope's view holds the
+    clocks, ``memory/search/scopeclocks.py``)."""
+    return (value - EPOCH) // timedelta(microseconds=1)
 
 
 def _checked(value: datetime | None, field: str) -> datetime | None:

@@ -6,16 +6,15 @@ Field names are the Python spelling of the Cypher keys; ``neo4j/records.py`` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.domain.models import MemoryItem
+from graphmem.stores.memoryrows import RECORDED_EVER, RETRACTED_EVER, MemoryRows
 
-V = TypeVar("V")
 #: (memory id, session id, user id or None): where a memory lives
 Located = tuple[str, str | None, str | None]
 
@@ -315,59 +314,4 @@ class ScopeTooLarge(Exception):
     """A whole-scope read found the scope at or over the cap it was given."""
 
 
-@dataclass(frozen=True)
-class MemoryRows:
-    """Graph memories as search reads them, column by column (one Cypher row of lists):
-    where each lives in the conversation, its type and tier, and its vectors. ``vectors``
-    holds the float32 bytes of each memory's embedding (None: not embedded yet),
-    ``sentences`` the float16 bytes of its sentence vectors (None: one sentence).
-    ``scores`` is the retriever's score per memory when a retriever found them, and
-    ``anchors`` the memory each row neighbours when they are conversational context.
-    ``terms`` holds the uint32 hashes of each memory's stems (``enrich/lexical.py``; None:
-    not analysed by this version), for the reads that carry them."""
-
-    ids: list[str]
-    sessions: list[str]
-    users: list[str | None]
-    seqs: list[int]
-    types: list[str]
-    tiers: list[str]
-    vectors: list[bytes | None]
-    sentences: list[bytes | None]
-    scores: list[float] = field(default_factory=list)
-    anchors: list[str] = field(default_factory=list)
-    terms: list[bytes | None] = field(default_factory=list)
-    #: when each memory happened (its ``createdAt``, the ``occurredAt`` it was added
-    #: with), in seconds since the epoch; 0 when not known
-    created: list[int] = field(default_factory=list)
-    #: who said each memory (``enrich/sentences.speaker``); "" when not known
-    speakers: list[str] = field(default_factory=list)
-
-    def dates(self) -> list[int]:
-        """``created``, or 0 (not known) for every row of a read that did not carry it."""
-        return self._filled(self.created, 0)
-
-    def said_by(self) -> list[str]:
-        """``speakers``, or "" (not known) for every row of a read that did not carry it."""
-        return self._filled(self.speakers, "")
-
-    def _filled(self, column: list[V], blank: V) -> list[V]:
-        return column if len(column) == len(self.ids) else [blank] * len(self.ids)
-
-    @classmethod
-    def joined(cls, parts: Sequence[MemoryRows]) -> MemoryRows:
-        """The rows of each part, in order (a statement that pages its rows)."""
-        if len(parts) == 1:
-            return parts[0]
-        columns: dict[str, Any] = {
-            f.name: [v for part in parts for v in getattr(part, f.name)] for f in fields(cls)
-        }
-        return cls(**columns)
-
-    def select(self, keep: Sequence[bool]) -> MemoryRows:
-        """The rows where ``keep`` is true."""
-        columns: dict[str, Any] = {
-            f.name: [v for v, k in zip(getattr(self, f.name), keep, strict=False) if k]
-            for f in fields(self)
-        }
-        return MemoryRows(**columns)
+__all__ = ["RECORDED_EVER", "RETRACTED_EVER", "MemoryRows"]

@@ -58,7 +58,7 @@ class Scope:
     tiers: list[str]
     types: list[MemoryType] | None
     query: F32
-    #: the read's moment: a search at another than now is answered by the graph
+    #: the read's moment (a view masks its rows by it, the graph filters by it)
     moment: Moment = NOW
 
 
@@ -139,7 +139,7 @@ def from_view(
     cosines from the view. CPU only, about a millisecond for a user's thousand memories;
     the links alone are read from the graph, without the vectors the view holds."""
     own = view.cosines(scope.query)
-    shown = view.mask(scope.tiers, scope.types, scope.user_id)
+    shown = view.mask(scope.tiers, scope.types, scope.user_id, scope.moment)
     nearest = [int(i) for i in view.nearest(own, shown, k)] if k > 0 else []
     if isinstance(text, TextQuery):
         found, scores = view.bm25(text.terms, shown, text.limit)
@@ -162,7 +162,7 @@ def from_view(
             texts.append((turn, bm25, 0.0, 0.0))
         else:
             texts.append((turn, bm25, float(own[row]), best[row]))
-    around = view.mask(scope.tiers, None, scope.user_id)
+    around = view.mask(scope.tiers, None, scope.user_id, scope.moment)
 
     async def near(
         ids: Sequence[str], window: int, leading: Sequence[str] = ()

@@ -14,8 +14,9 @@ context and link steps, and one read of the results' items, fresh.
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import cast
 
 import numpy as np
@@ -115,44 +116,63 @@ class Ranker:
     async def _order(self, tenant: str, q: RecallQuery) -> tuple[Ordered, list[float], Sources]:
         sources, query_vector = await self.sources(tenant, q)
         ranked: list[tuple[Turn, float, float]]
-        if q.retriever is Retriever.VECTOR:
-            ranked = [(t, own, own) for t, _, own, _ in sources.vector]
-        elif q.retriever is Retriever.FULLTEXT:
-            ranked = [(t, bm25, own) for t, bm25, own, _ in sources.text]
-        else:
-            w = query_weights(q.query, self.weights)
-            entity_hits = await self.entity_hits(tenant, q)
-            pool = base_scores(
-                [(t, best) for t, _, _, best in sources.vector],
-                [(t, bm25, best) for t, bm25, _, best in sources.text],
-                entity_hits,
-                q.query,
-                w,
-            )
-            leading = likely_results(pool, w, q.limit + LEADING_SLACK)
-            # the links of the leading few are read while their neighbours are
-            linking = (
-                asyncio.ensure_future(sources.linked(leading[: w.link_seeds], w.link_max_mentions))
-                if w.links > 0 and leading
-                else None
-            )
-            try:
-                if w.context > 0 and pool:
-                    head = sorted(pool.values(), key=lambda c: c.base, reverse=True)
-                    near = await sources.near(
-                        [c.item.id for c in head[: w.context_pool]], w.context_window, leading
+        early: Early | None = None
+        try:
+            if q.retriever is Retriever.VECTOR:
+                ranked = [(t, own, own) for t, _, own, _ in sources.vector]
+            elif q.retriever is Retriever.FULLTEXT:
+                ranked = [(t, bm25, own) for t, bm25, own, _ in sources.text]
+            else:
+                w = query_weights(q.query, self.weights)
+                entity_hits = await self.entity_hits(tenant, q)
+                pool = base_scores(
+                    [(t, best) for t, _, _, best in sources.vector],
+                    [(t, bm25, best) for t, bm25, _, best in sources.text],
+                    entity_hits,
+                    q.query,
+                    w,
+                )
+                leading = likely_results(pool, w, q.limit + LEADING_SLACK)
+                # the links of the leading few are read while their neighbours are
+                linking = (
+                    asyncio.ensure_future(
+                        sources.linked(leading[: w.link_seeds], w.link_max_mentions)
                     )
-                    add_context(pool, near, w)
-                if linking is not None:
-                    add_links(pool, await linking, w)
-            finally:
-                discard(linking)
-            order = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
-            ranked = [(c.item, c.score, c.cosine) for c in order]
-        if q.types:
-            wanted = {t.value for t in q.types}
-            ranked = [r for r in ranked if r[0].type in wanted]
-        ranked = await self.demote_superseded(tenant, q, ranked)
+                    if w.links > 0 and leading
+                    else None
+                )
+                try:
+                    if w.context > 0 and pool:
+                        head = sorted(pool.values(), key=lambda c: c.base, reverse=True)
+                        near = await sources.near(
+                            [c.item.id for c in head[: w.context_pool]], w.context_window, leading
+                        )
+                        add_context(pool, near, w)
+                    # which of the likely head are superseded is read while the links are
+                    # (a round trip after the ranking otherwise); a wider set than the
+                    # head, so that the ranking's head is rarely outside it
+                    if self.weights.superseded > 0 and pool:
+                        ids = [
+                            c.item.id
+                            for c in heapq.nlargest(
+                                SUPERSEDED_READ * (q.limit + LEADING_SLACK),
+                                pool.values(),
+                                key=lambda c: (c.score, c.cosine),
+                            )
+                        ]
+                        early = Early(ids, self.graph.search.superseded(tenant, ids, q.moment))
+                    if linking is not None:
+                        add_links(pool, await linking, w)
+                finally:
+                    discard(linking)
+                order = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
+                ranked = [(c.item, c.score, c.cosine) for c in order]
+            if q.types:
+                wanted = {t.value for t in q.types}
+                ranked = [r for r in ranked if r[0].type in wanted]
+            ranked = await self.demote_superseded(tenant, q, ranked, early)
+        finally:
+            discard(early.found if early is not None else None)
         return ranked[: q.limit], query_vector, sources
 
     async def sources(self, tenant: str, q: RecallQuery) -> tuple[Sources, list[float]]:
@@ -169,8 +189,8 @@ class Ranker:
             if q.retriever is not Retriever.VECTOR
             else None
         )
-        # a view holds what is held now: a read at another moment asks the graph
-        held = q.moment.current and self.cache.likely(tenant, q.session_id, q.user_id)
+        # a view holds both clocks: a read at any moment is served by it (scopeclocks.py)
+        held = self.cache.likely(tenant, q.session_id, q.user_id)
         scoped = q.session_id is not None or q.user_id is not None
         view_task = (
             asyncio.ensure_future(self.cache.view(tenant, q.session_id, q.user_id))
@@ -288,18 +308,38 @@ class Ranker:
         )
         return {item_id: n / len(keys) for item_id, n in matched.items()}
 
-    async def demote_superseded(self, tenant: str, q: RecallQuery, ranked: Ordered) -> Ordered:
+    async def demote_superseded(
+        self, tenant: str, q: RecallQuery, ranked: Ordered, early: Early | None = None
+    ) -> Ordered:
         """``ranked`` with its superseded memories (every relation they assert closed by
         a later memory held at the read's moment) losing ``Weights.superseded`` of their
         score, and never above a memory that closed them; only the leading few are
-        looked at, one read."""
+        looked at: what ``early`` read of them, and one read of the others."""
         head = ranked[: q.limit + LEADING_SLACK]
         if self.weights.superseded <= 0 or not head:
             return ranked
-        found = await self.graph.search.superseded(tenant, [t.id for t, _, _ in head], q.moment)
+        ids = [t.id for t, _, _ in head]
+        found: dict[str, list[str]] = {}
+        if early is not None:
+            found.update(await early.found)
+            ids = [i for i in ids if i not in early.ids]
+        if ids:
+            found.update(await self.graph.search.superseded(tenant, ids, q.moment))
         if not found:
             return ranked
         return demoted(ranked, found, self.weights.superseded)
+
+
+#: how many times the likely head a search reads early for superseded memories
+SUPERSEDED_READ = 2
+
+
+class Early:
+    """The superseded memories among ``ids``, read while the ranking is finished."""
+
+    def __init__(self, ids: Sequence[str], read: Awaitable[dict[str, list[str]]]) -> None:
+        self.ids = frozenset(ids)
+        self.found: asyncio.Future[dict[str, list[str]]] = asyncio.ensure_future(read)
 
 
 def demoted(ranked: Ordered, superseded: Mapping[str, list[str]], share: float) -> Ordered:

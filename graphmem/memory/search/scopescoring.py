@@ -59,8 +59,9 @@ class ScopeScoring:
     def bm25(self, query: U32, mask: Mask, limit: int) -> tuple[I64, F32]:
         """The ``limit`` rows of ``mask`` with the best BM25 score for the query's stem
         hashes, best first, and their scores. The statistics (document frequencies,
-        average length) are the whole view's, every tier: what the scope holds, nothing
-        outside it."""
+        average length) are the whole view's, every tier, retracted memories too (as
+        Lucene's index counts them, whatever the read's moment): what the scope holds,
+        nothing outside it."""
         n = len(self.ids)
         documents = int(np.count_nonzero(self.term_counts))
         wanted = np.unique(query)

@@ -4,8 +4,9 @@ one's best sentence and walk to its neighbouring turns in about a millisecond, i
 of four Cypher round trips.
 
 A view holds only what does not change without a version bump (``changes.py``): ids,
-session, user, place in the conversation, date, speaker, type, tier, vectors and stem
-hashes.
+session, user, place in the conversation, date, speaker, type, tier, vectors, stem
+hashes and the two clocks (retracted memories stay, masked out of a current read, so
+that a read at a moment is served here too: ``scopeclocks.py``).
 What a search returns (content, access counts, relevance) is read fresh from the graph
 for the final results. Views are immutable; a change makes a new view (``patched``).
 """
@@ -20,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from graphmem.domain.models import MemoryType
+from graphmem.domain.moments import NOW, Moment
+from graphmem.memory.search.scopeclocks import Clocks
 from graphmem.memory.search.scopecolumns import (
     F16,
     F32,
@@ -77,6 +80,7 @@ class ScopeView(ScopeScoring):
         analysed: Mask,
         created: I64,
         speakers: Codes,
+        clocks: Clocks,
     ) -> None:
         self.ids, self.sessions, self.users = ids, sessions, users
         self.seqs, self.tiers, self.types, self.type_names = seqs, tiers, types, type_names
@@ -87,6 +91,8 @@ class ScopeView(ScopeScoring):
         self.terms, self.term_counts, self.analysed = terms, term_counts, analysed
         self.lexical = bool(analysed.all())
         self.created, self.speakers = created, speakers
+        #: record time, valid time and retractions: which rows a moment sees (``seen``)
+        self.clocks = clocks
         self.term_rows: I32 = np.repeat(np.arange(len(ids), dtype=np.int32), term_counts)
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         # ids sorted, for lookups by binary search
@@ -110,6 +116,7 @@ class ScopeView(ScopeScoring):
             + users.nbytes
             + type_names.nbytes
             + speakers.nbytes
+            + clocks.nbytes
         )
 
     @classmethod
@@ -173,6 +180,7 @@ class ScopeView(ScopeScoring):
             np.concatenate((self.analysed[keep], analysed)),
             np.concatenate((self.created[keep], np.asarray(rows.dates(), dtype=np.int64))),
             self.speakers.merged(keep, rows.said_by()),
+            Clocks.joined([self.clocks.kept(keep, len(self.ids)), Clocks.of(rows)]),
         )
 
     # --- what a search asks ---------------------------------------------------------
@@ -181,13 +189,18 @@ class ScopeView(ScopeScoring):
         tiers: Sequence[str],
         types: Sequence[MemoryType] | None = None,
         user_id: str | None = None,
+        moment: Moment = NOW,
     ) -> Mask:
-        """The rows a search may return: of its tiers (and types, and user)."""
+        """The rows a search may return: of its tiers (and types, and user), seen at
+        its moment (now: the retracted left out)."""
         keep = np.isin(self.tiers, [TIER_CODES[t] for t in tiers if t in TIER_CODES])
         if types:
             keep &= np.isin(self.types, [TYPE_CODES[t.value] for t in types])
         if user_id is not None:
             keep &= self.users.rows_of(user_id)
+        seen = self.clocks.seen(moment)
+        if seen is not None:
+            keep &= seen
         return keep
 
     def neighbours(self, row: int, window: int, mask: Mask) -> list[int]:
@@ -231,9 +244,11 @@ class Pages:
         self.dimension = dimension
         self._rows: list[MemoryRows] = []
         self._arrays: list[tuple[npt.NDArray[Any], ...]] = []
+        self._clocks: list[Clocks] = []
 
     def add(self, rows: MemoryRows) -> None:
         self._arrays.append((*decode(rows, self.dimension), *decode_terms(rows)))
+        self._clocks.append(Clocks.of(rows))
         self._rows.append(replace(rows, vectors=[], sentences=[], terms=[]))
 
     def __len__(self) -> int:
@@ -270,4 +285,5 @@ class Pages:
             analysed,
             np.asarray(rows.dates(), dtype=np.int64),
             Codes.of(rows.said_by()),
+            Clocks.joined(self._clocks),
         )

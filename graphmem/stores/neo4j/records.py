@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from graphmem.domain.models import MemoryItem, MemoryType, Tier, content_hash, to_datetime
-from graphmem.stores.models import MemoryRows, Removed
+from graphmem.stores.models import RETRACTED_EVER, MemoryRows, Removed
 from graphmem.stores.neo4j.rows import pack_vector
 
 Row = Mapping[str, Any]
@@ -139,7 +139,25 @@ def memory_rows(record: Row) -> MemoryRows:
         terms=[None if t is None else bytes(t) for t in record["terms"]] if "terms" in keys else [],
         created=[int(m[6]) if len(m) > 6 else 0 for m in meta],
         speakers=[m[7] if len(m) > 7 else "" for m in meta],
+        **(_clocks(meta, record["spans"]) if "spans" in keys else {}),
     )
+
+
+def _clocks(meta: list[list[str]], spans: list[Any]) -> dict[str, Any]:
+    """The clocks a scope's rows carry after the eight fields of ``meta`` (record time,
+    valid time, retraction: microseconds, "" for none, "x" for a retraction that is no
+    time), and the past retraction spans of the few memories that have them."""
+
+    def at(text: str) -> int | None:
+        return int(text) if text else None
+
+    listed = {i: tuple(zip(start, end, strict=False)) for i, start, end in spans}
+    return {
+        "recorded": [at(m[8]) for m in meta],
+        "occurred": [at(m[9]) for m in meta],
+        "retracted": [RETRACTED_EVER if m[10] == "x" else at(m[10]) for m in meta],
+        "spans": [listed.get(m[0], ()) for m in meta],
+    }
 
 
 def mention_counts(rows: Iterable[Row]) -> dict[str, int]:

@@ -109,6 +109,10 @@ class Neo4jGraphSearch:
             # filtered out, and HNSW's cost grows with k (9.9 against 15.1 ms for 100
             # and 200 of 100,000 memories).
             k = limit
+            if params["asOf"] is not None or params["validAt"] is not None:
+                # a moment in the middle of the tenant's history leaves half of it out: a
+                # probe of limit would cost a second, wider one nearly every time
+                k = MOMENT_OVERFETCH * limit
         while True:
             (record,) = await self._session.run("memory/vector_hits_index", {**params, "k": k})
             rows = memory_rows(record)
@@ -326,6 +330,10 @@ def _cosines(rows: MemoryRows) -> MemoryRows:
     # Neo4j reports cosine as (1 + cos) / 2; relevance is the cosine itself.
     scores = [max(0.0, min(1.0, 2.0 * s - 1.0)) for s in rows.scores]
     return dataclasses.replace(rows, scores=scores)
+
+
+#: how much wider than the hits wanted a probe of a tenant's own index is at a moment
+MOMENT_OVERFETCH = 3
 
 
 def _whole_tenant(params: dict[str, Any]) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from graphmem.domain.models import EmbeddingSpace, MemoryItem, MemoryType, Tier, TierCount
-from graphmem.domain.moments import NOW, Moment
+from graphmem.domain.moments import NOW, Moment, micros
 from graphmem.enrich import lexical
 from graphmem.memory.search.scopescoring import BM25_B, BM25_K1
 from graphmem.stores import GraphErasure, GraphScans, GraphSearch, GraphSpaces
@@ -96,6 +96,7 @@ def _rows(
     terms: bool = False,
     scores: Sequence[float] | None = None,
     anchors: Sequence[str] | None = None,
+    clocks: bool = False,
 ) -> MemoryRows:
     """Nodes as ``neo4j/records.memory_rows`` reads the columns a statement returns."""
     n = len(nodes)
@@ -117,7 +118,30 @@ def _rows(
         else [],
         created=[_epoch(m.get("createdAt")) for m in nodes],
         speakers=[m.get("speaker") or "" for m in nodes],
+        **(_clocks(nodes) if clocks else {}),
     )
+
+
+def _micros(value: Any) -> int | None:
+    return micros(value) if isinstance(value, datetime) else None
+
+
+def _clocks(nodes: Sequence[Node]) -> dict[str, Any]:
+    """The clocks ``memory/scope_rows_*`` carry (``MemoryRows.recorded``)."""
+    return {
+        "recorded": [_micros(m.get("recordedAt") or m.get("createdAt")) for m in nodes],
+        "occurred": [_micros(m.get("createdAt")) for m in nodes],
+        "retracted": [_micros(m.get("retractedAt")) for m in nodes],
+        "spans": [
+            tuple(
+                (micros(a), micros(b))
+                for a, b in zip(
+                    m.get("pastRetractedAt") or [], m.get("restoredAt") or [], strict=False
+                )
+            )
+            for m in nodes
+        ],
+    }
 
 
 def _seen(m: Node, moment: Moment) -> bool:
@@ -324,7 +348,6 @@ class FakeGraphSearch:
     ) -> AsyncIterator[MemoryRows]:
         self._store.faults.check("scope_pages")
         nodes = self._store.nodes(tenant)
-        nodes = [m for m in nodes if m.get("retractedAt") is None]  # as scope_rows_*
         if session_id is not None:
             scope = [m for m in nodes if m.get("sessionId") == session_id]
         elif user_id is not None:
@@ -334,16 +357,13 @@ class FakeGraphSearch:
         if len(scope) >= cap:
             raise ScopeTooLarge(f"{tenant}: {min(len(scope), cap)} memories or more")
         for start in range(0, max(len(scope), 1), SCOPE_PAGE):
-            yield _rows(scope[start : start + SCOPE_PAGE], vectors=True, sentences=True, terms=True)
+            page = scope[start : start + SCOPE_PAGE]
+            yield _rows(page, vectors=True, sentences=True, terms=True, clocks=True)
 
     async def rows_by_ids(self, tenant: str, ids: Sequence[str]) -> MemoryRows:
         self._store.faults.check("rows_by_ids")
-        found = [
-            m
-            for i in ids
-            if (m := self._store.node(tenant, i)) is not None and m.get("retractedAt") is None
-        ]
-        return _rows(found, vectors=True, sentences=True, terms=True)
+        found = [m for i in ids if (m := self._store.node(tenant, i)) is not None]
+        return _rows(found, vectors=True, sentences=True, terms=True, clocks=True)
 
     async def memories_mentioning(
         self,

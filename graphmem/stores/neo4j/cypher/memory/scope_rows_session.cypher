@@ -1,7 +1,5 @@
 // What search keeps in memory about one session's memories (see scope_rows_user).
 MATCH (m:Memory {tenant: $tenant, sessionId: $sessionId})
-// only what is held now: a read at another moment goes to the graph (ranking.py)
-WHERE m.retractedAt IS NULL
 WITH m LIMIT $cap
 WITH collect(m) AS ms
 WITH size(ms) AS n, CASE WHEN size(ms) < $cap THEN ms ELSE [] END AS ms
@@ -16,7 +14,20 @@ RETURN n,
                coalesce(m.tier, '') + '\t' +
                toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
                              THEN m.createdAt.epochSeconds ELSE 0 END) + '\t' +
-               coalesce(m.speaker, '')] AS meta,
+               coalesce(m.speaker, '') + '\t' +
+               coalesce(toString(CASE WHEN coalesce(m.recordedAt, m.createdAt) IS :: ZONED DATETIME
+                 THEN coalesce(m.recordedAt, m.createdAt).epochSeconds * 1000000 +
+                      (coalesce(m.recordedAt, m.createdAt).nanosecond + 999) / 1000 END), '') + '\t' +
+               coalesce(toString(CASE WHEN m.createdAt IS :: ZONED DATETIME
+                 THEN m.createdAt.epochSeconds * 1000000 + (m.createdAt.nanosecond + 999) / 1000 END), '') + '\t' +
+               CASE WHEN m.retractedAt IS NULL THEN ''
+                    WHEN m.retractedAt IS :: ZONED DATETIME
+                    THEN toString(m.retractedAt.epochSeconds * 1000000 +
+                                  (m.retractedAt.nanosecond + 999) / 1000)
+                    ELSE 'x' END] AS meta,
+       [m IN ms WHERE m.restoredAt IS NOT NULL |
+        [m.id, [t IN m.pastRetractedAt | t.epochSeconds * 1000000 + (t.nanosecond + 999) / 1000],
+               [t IN m.restoredAt | t.epochSeconds * 1000000 + (t.nanosecond + 999) / 1000]]] AS spans,
        [m IN ms | m.vectorBytes] AS vectors,
        [m IN ms WHERE m.vectorBytes IS NULL AND m.embedding IS NOT NULL | [m.id, m.embedding]]
          AS embeddings,

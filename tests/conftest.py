@@ -134,6 +134,16 @@ async def service(stack: Stack) -> AsyncIterator[Memory]:
         await svc.close()
 
 
+@pytest.fixture
+async def replica(stack: Stack) -> AsyncIterator[Memory]:
+    """A second service, as another API replica would be."""
+    svc = MemoryBuilder.from_settings(stack.settings()).build()
+    try:
+        yield svc
+    finally:
+        await svc.close()
+
+
 @dataclass
 class Api:
     """An in-process app over the real stack, with one key per test tenant."""

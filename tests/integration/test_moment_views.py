@@ -5,7 +5,6 @@ graph, and a retract or unretract through one replica shown at once by the other
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
@@ -13,9 +12,8 @@ import pytest
 
 from graphmem.domain.moments import Moment
 from graphmem.memory import Memory, RecallQuery
-from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.search.fusion import Retriever
-from tests.conftest import Api, Stack
+from tests.conftest import Api
 from tests.integration.test_clocks import (
     BERLIN,
     PARIS,
@@ -27,15 +25,6 @@ from tests.integration.test_clocks import (
 )
 
 QUERIES = ["Where does Ada live?", "Maison Verte Berlin", "Ada"]
-
-
-@pytest.fixture
-async def replica(stack: Stack) -> AsyncIterator[Memory]:
-    svc = MemoryBuilder.from_settings(stack.settings()).build()
-    try:
-        yield svc
-    finally:
-        await svc.close()
 
 
 class GraphProbes:

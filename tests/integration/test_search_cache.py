@@ -14,22 +14,10 @@ import pytest
 from graphmem.domain.models import EmbeddingSpace, Tier, utcnow
 from graphmem.enrich import lexical
 from graphmem.memory import Memory, RecallQuery
-from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.search.fusion import Retriever
 from graphmem.memory.writepath.analysis import graph_memory
 from graphmem.stores.models import MemoryRows
 from tests.conftest import Stack, run_cypher
-
-
-@pytest.fixture
-async def replica(stack: Stack) -> AsyncIterator[Memory]:
-    """A second service, as another API replica would be."""
-    svc = MemoryBuilder.from_settings(stack.settings()).build()
-    try:
-        yield svc
-    finally:
-        await svc.close()
-
 
 NOTES = [
     "Alice adopted a greyhound called Biscuit",

@@ -78,7 +78,7 @@ async def spill_rate(texts: list[str], entities: bool) -> float:
     try:
         await service.migrate()
         rate = await timed_spill(service, tenant, "bench", texts)
-        await service.removal.forget_user(tenant, "bench")  # leave nothing behind
+        await service.erasure.forget_user(tenant, "bench")  # leave nothing behind
         return rate
     finally:
         await service.close()

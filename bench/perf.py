@@ -670,7 +670,7 @@ async def main() -> None:
                 results["add_memory"] += await serve_and_load(
                     key, tenant, workers, levels, 1 if quick else 3
                 )
-            await service.removal.forget_user(tenant, "perf")
+            await service.erasure.forget_user(tenant, "perf")
     finally:
         await service.close()
     step("done")

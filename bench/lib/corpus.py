@@ -65,7 +65,7 @@ async def ensure(
     if await stored(service, size) == size:
         return tenant, False
     for user in user_ids(size):  # a partial corpus from an interrupted run
-        await service.removal.forget_user(tenant, user)
+        await service.erasure.forget_user(tenant, user)
     await write(service, tenant, size, texts, embedded, progress, written)
     return tenant, True
 

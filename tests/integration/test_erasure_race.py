@@ -32,10 +32,13 @@ pytestmark = pytest.mark.asyncio
 STREAM = f"gm:{{erasure-race-{uuid.uuid4().hex[:8]}}}"
 ADDS = 1000
 WORD = "zanzibarite"  # in every one of ada's memories, in nobody else's
+# Given to the services and to `graphmem receipt verify` alike: the key file under
+# GRAPHMEM_HOME would differ between this process and the command's clean environment.
+RECEIPT_KEY = "a-receipt-key-for-the-race-test-only"
 
 
 def build(stack: Stack) -> Memory:
-    settings = stack.settings(maintenance_enabled=False)
+    settings = stack.settings(maintenance_enabled=False, receipt_key=RECEIPT_KEY)
     builder = MemoryBuilder.from_settings(settings)
     hot = builder._parts.hot
     assert isinstance(hot, RedisHotTier)
@@ -116,7 +119,7 @@ async def test_forget_user_while_their_adds_are_enriched_and_a_replica_searches(
 
     # The receipt: verified, clean, ids and counts only, one changed byte invalid.
     receipt = done.receipt
-    key = receipt_key(stack.settings())
+    key = receipt_key(stack.settings(receipt_key=RECEIPT_KEY))
     assert verify(parse(done.document.encode()), key) is None
     assert receipt["verification"]["clean"] is True, receipt["verification"]
     assert WORD not in done.document
@@ -210,7 +213,7 @@ def cli_verify(stack: Stack, file: Path) -> tuple[int, str]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env=stack_env(stack),
+        env=stack_env(stack, GRAPHMEM_RECEIPT_KEY=RECEIPT_KEY),
         timeout=60,
     )
     return done.returncode, (done.stdout + done.stderr).strip().split(":")[0]

@@ -71,9 +71,11 @@ def everything(gm: Graphmem, user: str) -> list[MemoryItem]:
 
 
 def comparable(path: Path) -> list[dict[str, Any]]:
-    """Exported memories without their ids (graphmem chose them)."""
+    """Exported memories without their ids (graphmem chose them) and record times (when
+    each graphmem learned them: the copy learned them at the import)."""
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    return [{k: v for k, v in m.items() if k != "id"} for m in lines if m["kind"] == "memory"]
+    mine = ("id", "recordedAt")
+    return [{k: v for k, v in m.items() if k not in mine} for m in lines if m["kind"] == "memory"]
 
 
 def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None:

@@ -112,6 +112,7 @@ def memory_rows(record: Row) -> MemoryRows:
     in epoch seconds, speaker; ids hold no tabs, speakers are folded to single spaces):
     the driver decodes values one by one, and eight per memory cost more than the rest."""
     keys = record.keys()
+    record = _without_vanished(record)
     meta = [m.split("\t") for m in record["meta"]]
     n = len(meta)
     vectors: list[bytes | None] = [None] * n
@@ -141,6 +142,25 @@ def memory_rows(record: Row) -> MemoryRows:
         speakers=[m[7] if len(m) > 7 else "" for m in meta],
         **(_clocks(meta, record["spans"]) if "spans" in keys else {}),
     )
+
+
+#: the row's lists that hold something else than one entry per memory
+_NOT_PER_MEMORY = ("n", "spans", "embeddings")
+
+
+def _without_vanished(record: Row) -> Row:
+    """The row without the memories a concurrent erasure deleted while it was read: their
+    properties read as null (``meta`` among them), in every list that has one entry per
+    memory."""
+    metas = record["meta"]
+    if all(m is not None for m in metas):
+        return record
+    keep = [i for i, m in enumerate(metas) if m is not None]
+    out = dict(record.items())
+    for key, value in out.items():
+        if key not in _NOT_PER_MEMORY and isinstance(value, list) and len(value) == len(metas):
+            out[key] = [value[i] for i in keep]
+    return out
 
 
 def _clocks(meta: list[list[str]], spans: list[Any]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Cypher rows parse into the typed models: driver times, merged entities, episodes'
-JSON properties, and items parsed only when read."""
+JSON properties, items parsed only when read, and rows of lists without the memories a
+concurrent erasure deleted while they were read."""
 
 from __future__ import annotations
 
@@ -85,3 +86,23 @@ def test_items_read_beside_neighbours_are_parsed_when_asked_for_and_bad_rows_rea
     assert first.content == "hello" and first.tenant == "acme"
     assert items.get("bad") is None  # logged and skipped, as `parsed` skips it
     assert items.get("other") is None
+
+
+def _meta(ident: str, seq: int) -> str:
+    return "\t".join([ident, "s1", "ada", str(seq), "MESSAGE", "WARM", "0", "Ada"])
+
+
+def test_a_memory_deleted_while_its_row_was_read_is_left_out_of_every_column() -> None:
+    row = {
+        "n": 3,
+        "meta": [_meta("m1", 1), None, _meta("m3", 3)],
+        "vectors": [b"\x00" * 8, None, b"\x01" * 8],
+        "sentences": [None, None, None],
+        "terms": [b"\x02", None, b"\x03"],
+        "scores": [0.9, 0.5, 0.1],
+    }
+    rows = records.memory_rows(row)
+    assert rows.ids == ["m1", "m3"] and rows.seqs == [1, 3]
+    assert rows.vectors == [b"\x00" * 8, b"\x01" * 8]
+    assert rows.terms == [b"\x02", b"\x03"] and rows.scores == [0.9, 0.1]
+    assert records.memory_rows({**row, "meta": [_meta("m1", 1)] * 3}).ids == ["m1"] * 3

@@ -338,6 +338,20 @@ def serving(stack: Stack, keys: dict[str, str], **env: str) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
+def receipt_verify(stack: Stack, path: Path, key: str) -> tuple[int, str]:
+    """`graphmem receipt verify PATH` in a clean environment with the receipt key ``key``:
+    its exit code and what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem.ops.cli", "receipt", "verify", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=stack_env(stack, GRAPHMEM_RECEIPT_KEY=key),
+        timeout=60,
+    )
+    return done.returncode, (done.stdout + done.stderr).strip()
+
+
 def mcp_stdio_params(api: LiveApi, stack: Stack) -> Any:
     """How an MCP client starts `graphmem mcp` over stdio with ``api``'s first key."""
     from mcp import StdioServerParameters

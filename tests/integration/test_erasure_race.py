@@ -10,8 +10,6 @@ without looking at tombstones), and this module needs no Redis database number."
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -25,7 +23,7 @@ from graphmem.memory.erasure.receipt import canonical, parse, verify
 from graphmem.receiptkey import receipt_key
 from graphmem.stores.redis.hot import RedisHotTier
 from graphmem.stores.redis.queue import RedisEnrichmentQueue
-from tests.conftest import ROOT, Stack, new_tenant, run_cypher, stack_env
+from tests.conftest import Stack, new_tenant, receipt_verify, run_cypher
 
 pytestmark = pytest.mark.asyncio
 
@@ -77,7 +75,7 @@ async def drained(service: Memory, tenant: str, seconds: float = 240) -> None:
 
 
 async def test_forget_user_while_their_adds_are_enriched_and_a_replica_searches(
-    stack: Stack, services: tuple[Memory, Memory]
+    stack: Stack, services: tuple[Memory, Memory], tmp_path: Path
 ) -> None:
     service, replica = services
     tenant = new_tenant()
@@ -182,14 +180,15 @@ async def test_forget_user_while_their_adds_are_enriched_and_a_replica_searches(
     # The receipt is in the tenant's log, and the command line checks a saved copy.
     logged, _ = await service.erasure.receipts(tenant, "ada")
     assert [canonical(r).decode() for r in logged] == [done.document]
-    saved = Path(stack_tmp()) / f"{receipt['id']}.json"
+    saved = tmp_path / f"{receipt['id']}.json"
     saved.write_text(done.document, encoding="utf-8")
-    assert cli_verify(stack, saved) == (0, "valid")
+    code, out = receipt_verify(stack, saved, RECEIPT_KEY)
+    assert (code, out.split(":")[0]) == (0, "valid")
     data = bytearray(saved.read_bytes())
     at = data.index(b'"Memory":') + len(b'"Memory":')
     data[at] = ord("9") if data[at] != ord("9") else ord("8")
     saved.write_bytes(bytes(data))
-    code, out = cli_verify(stack, saved)
+    code, out = receipt_verify(stack, saved, RECEIPT_KEY)
     assert code == 1 and out.startswith("invalid")
 
     # Ada may come back: a memory added after the erasure is written behind and found.
@@ -199,21 +198,3 @@ async def test_forget_user_while_their_adds_are_enriched_and_a_replica_searches(
     await drained(service, tenant)
     hits = await replica.recall.search(tenant, RecallQuery(query=WORD, user_id="ada", limit=5))
     assert [h.item.id for h in hits] == [again.id]
-
-
-def stack_tmp() -> str:
-    path = ROOT / ".graphmem" / "test-receipts"
-    path.mkdir(parents=True, exist_ok=True)
-    return str(path)
-
-
-def cli_verify(stack: Stack, file: Path) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "graphmem.ops.cli", "receipt", "verify", str(file)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=stack_env(stack, GRAPHMEM_RECEIPT_KEY=RECEIPT_KEY),
-        timeout=60,
-    )
-    return done.returncode, (done.stdout + done.stderr).strip().split(":")[0]

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 from graphmem.client import AsyncGraphmem, At, Graphmem, item_put, memory
 from graphmem.transfer.exporter import export_user
 from graphmem.transfer.importer import import_file
-from tests.conftest import ROOT, Stack, new_tenant, run_cypher, serving, stack_env
+from tests.conftest import Stack, new_tenant, receipt_verify, run_cypher, serving
 
 KEY = f"erasure-transfer-{uuid.uuid4().hex[:8]}"
 RECEIPT_KEY = "a-receipt-key-for-these-tests-only-0001"
@@ -32,18 +30,6 @@ TENANT = new_tenant()
 def url(stack: Stack) -> Iterator[str]:
     with serving(stack, {KEY: TENANT}, GRAPHMEM_RECEIPT_KEY=RECEIPT_KEY) as found:
         yield found
-
-
-def verify_file(stack: Stack, path: Path) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "graphmem.ops.cli", "receipt", "verify", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=stack_env(stack, GRAPHMEM_RECEIPT_KEY=RECEIPT_KEY),
-        timeout=60,
-    )
-    return done.returncode, done.stdout.strip()
 
 
 def test_a_receipt_from_the_client_saved_as_json_verifies_and_a_changed_byte_does_not(
@@ -68,13 +54,13 @@ def test_a_receipt_from_the_client_saved_as_json_verifies_and_a_changed_byte_doe
         assert [r.id for r in page.items] == [user.receipt.id]
     assert kept.id not in user.receipt.document
     saved = user.receipt.save(tmp_path / "receipt.json")
-    code, out = verify_file(stack, saved)
+    code, out = receipt_verify(stack, saved, RECEIPT_KEY)
     assert code == 0 and out.startswith(f"valid: receipt {user.receipt.id}"), out
     data = bytearray(saved.read_bytes())
     at = data.index(b'hotItems":') + len(b'hotItems":')
     data[at] = ord("7") if data[at] != ord("7") else ord("6")
     saved.write_bytes(bytes(data))
-    code, out = verify_file(stack, saved)
+    code, out = receipt_verify(stack, saved, RECEIPT_KEY)
     assert code == 1 and out.startswith("invalid"), out
 
 
@@ -115,7 +101,7 @@ def test_an_old_export_brings_nothing_erased_back_and_a_new_one_carries_the_rece
         assert report.receipts_restored == exported.receipts and report.skipped == 0
         restored = gm.erasure_receipts(user_id="dora").items
         assert [r.document for r in restored] == [forgotten.receipt.document]
-    code, out = verify_file(stack, restored[0].save(tmp_path / "restored.json"))
+    code, out = receipt_verify(stack, restored[0].save(tmp_path / "restored.json"), RECEIPT_KEY)
     assert code == 0, out
     # ... and with them, the old export still brings nothing of dora's back.
     with Graphmem(url, KEY) as gm:

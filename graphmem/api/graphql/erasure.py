@@ -1,6 +1,5 @@
-"""Erasure (docs/concepts.md#erasure): forget memories or a session with a receipt, read
-the tenant's receipts, and put an exported receipt back (``forgetUser`` is in
-``memory.py``, beside the tiers, with the receipt on its result)."""
+"""Erasure (docs/concepts.md#erasure): forget a memory, memories, a session or a user with
+a receipt, read the tenant's receipts, and put an exported receipt back."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from graphmem.api.graphql.erasure_types import (
     ForgetResult,
     ForgetSessionResult,
 )
+from graphmem.api.graphql.types import ForgetUserResult
 
 
 @strawberry.type
@@ -40,6 +40,30 @@ class ErasureQuery:
 
 @strawberry.type
 class ErasureMutation:
+    @strawberry.mutation(
+        description="Remove a memory from every tier; false when there was no such memory."
+    )
+    async def forget(self, info: Info[Any, Any], item_id: strawberry.ID) -> bool:
+        service, tenant = service_of(info)
+        return await service.erasure.forget(tenant, str(item_id))
+
+    @strawberry.mutation(
+        description="Remove everything a user owns: memories in every tier, entities only "
+        "they mentioned, their mention edges, their sessions' messages, empty sessions and "
+        "the user itself; keep it from coming back (a tombstone); a signed receipt."
+    )
+    async def forget_user(self, info: Info[Any, Any], user_id: strawberry.ID) -> ForgetUserResult:
+        service, tenant = service_of(info)
+        done = await service.erasure.forget_user(tenant, str(user_id))
+        return ForgetUserResult(
+            hot_memories=done.counts["hotMemories"],
+            graph_memories=done.counts["graphMemories"],
+            sessions=done.counts["sessions"],
+            entities=done.counts["entities"],
+            messages=done.counts["messages"],
+            receipt=ErasureReceipt.of(done.receipt),
+        )
+
     @strawberry.mutation(
         description="Remove memories (at most 500) from every tier, keep them from coming "
         "back, and answer with a signed receipt."

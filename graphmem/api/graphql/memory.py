@@ -10,12 +10,10 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphmem.api.graphql.context import service_of, str_or_none
-from graphmem.api.graphql.erasure_types import ErasureReceipt
 from graphmem.api.graphql.moments import AsOf, IncludeHistory, ValidAt
 from graphmem.api.graphql.types import (
     AddMemoryInput,
     EnrichmentStatus,
-    ForgetUserResult,
     MemoryItem,
     MemoryPage,
     MemoryStatus,
@@ -250,23 +248,6 @@ class MemoryMutation:
             removed=done["removed"],
         )
 
-    @strawberry.mutation(
-        description="Remove everything a user owns: memories in every tier, entities only "
-        "they mentioned, their mention edges, their sessions' messages, empty sessions and "
-        "the user itself; keep it from coming back (a tombstone); a signed receipt."
-    )
-    async def forget_user(self, info: Info[Any, Any], user_id: strawberry.ID) -> ForgetUserResult:
-        service, tenant = service_of(info)
-        done = await service.erasure.forget_user(tenant, str(user_id))
-        return ForgetUserResult(
-            hot_memories=done.counts["hotMemories"],
-            graph_memories=done.counts["graphMemories"],
-            sessions=done.counts["sessions"],
-            entities=done.counts["entities"],
-            messages=done.counts["messages"],
-            receipt=ErasureReceipt.of(done.receipt),
-        )
-
     @strawberry.mutation(description="Override tier settings for one session.")
     async def configure_session(
         self, info: Info[Any, Any], session_id: strawberry.ID, config: SessionConfigInput
@@ -279,10 +260,3 @@ class MemoryMutation:
     async def promote(self, info: Info[Any, Any], item_id: strawberry.ID) -> MemoryItem:
         service, tenant = service_of(info)
         return MemoryItem.of(await service.promotion.promote(tenant, str(item_id)))
-
-    @strawberry.mutation(
-        description="Remove a memory from every tier; false when there was no such memory."
-    )
-    async def forget(self, info: Info[Any, Any], item_id: strawberry.ID) -> bool:
-        service, tenant = service_of(info)
-        return await service.erasure.forget(tenant, str(item_id))

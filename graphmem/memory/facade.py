@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +137,11 @@ class Memory:
         applied = await self.graph.migrate(self.embedder.dimension)
         await self.graph.backfill_scope_tokens(scope_tokens)
         return applied
+
+    async def provision(self, tenants: Iterable[str]) -> list[str]:
+        """Make what each of these tenants needs in the stores before its first request
+        (its indexes: ``stores/neo4j/fulltext.py`` says why not on first use)."""
+        return await self.graph.provision(sorted(set(tenants)))
 
     async def backfill_terms(self) -> int:
         """Give memories analysed by no or another version of ``enrich/lexical.py`` their

@@ -185,7 +185,8 @@ def create_app(
     builds it from ``settings`` at start-up, applies the schema migration and closes it
     at shutdown."""
     settings = settings or load_settings()
-    keys = KeyRing(api_keys(settings))
+    configured = api_keys(settings)
+    keys = KeyRing(configured)
     schema = build_schema(
         Limits(
             max_depth=settings.max_query_depth,
@@ -252,6 +253,10 @@ def create_app(
                 applied = await app.state.service.migrate()
                 log.info("schema migration applied: %s", ", ".join(applied))
                 backfill = asyncio.create_task(_backfill_terms(app.state.service))
+            # before the first request: a tenant's indexes made on its first write would
+            # make Neo4j plan every tenant's queries again (stores/neo4j/fulltext.py)
+            if created := await app.state.service.provision(configured.values()):
+                log.info("tenant indexes created: %s", ", ".join(created))
             if line := await app.state.service.spaces.report():
                 log.warning(line)
             if settings.maintenance_enabled:

@@ -35,6 +35,7 @@ async def mcp_stdio(settings: Settings, key: str | None) -> int:
     service = MemoryBuilder.from_settings(settings).build()
     try:
         await service.migrate()
+        await service.provision([tenant])
         server = build_server(lambda: service, lambda _ctx: tenant)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())

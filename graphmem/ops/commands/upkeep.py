@@ -9,11 +9,14 @@ from graphmem.settings import Settings
 
 
 async def migrate(settings: Settings) -> list[str]:
+    from graphmem.apikeys import api_keys
     from graphmem.memory.builder import MemoryBuilder
 
     service = MemoryBuilder.from_settings(settings).build()
     try:
         applied = await service.migrate()
+        if created := await service.provision(api_keys(settings).values()):
+            applied.append(f"{len(created)} tenant indexes created")
         if analysed := await service.backfill_terms():
             applied.append(f"terms of {analysed} memories analysed")
         return applied

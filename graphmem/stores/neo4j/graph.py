@@ -76,6 +76,11 @@ class Neo4jGraphStore(Neo4jSession):
         await self._once(record_fields.MIGRATION, self.backfill_record_fields)
         return applied
 
+    async def provision(self, tenants: Sequence[str]) -> list[str]:
+        """Create the per-tenant indexes these tenants lack (``fulltext.provision``:
+        why before they are used); the names of those created."""
+        return await self.fulltext.provision(tenants)
+
     async def _once(self, name: str, migration: Callable[[], Awaitable[int]]) -> None:
         """Run a one-off data migration unless the database records it as done."""
         (row,) = await self.run("admin/migration_done", {"name": name})

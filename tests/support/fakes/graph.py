@@ -780,6 +780,9 @@ class FakeGraphStore:
     async def migrate(self, dimension: int) -> list[str]:
         return []
 
+    async def provision(self, tenants: Sequence[str]) -> list[str]:
+        return []  # nothing here is planned or indexed
+
     async def backfill_scope_tokens(
         self, tokens: Callable[[str, str | None, str | None], str], batch: int = 5000
     ) -> int:

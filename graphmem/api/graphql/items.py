@@ -89,15 +89,21 @@ class ItemQuery:
         return [StoreItem.of(f) if f is not None else None for f in found]
 
     @strawberry.field(
-        description="Every store item of the tenant by namespace and key, a page at a time "
-        "(`after`: the last item of the previous page): what `graphmem export` reads."
+        description="Every store item under a namespace prefix (none: the whole store) by "
+        "namespace and key, a page at a time (`after`: the last item of the previous page): "
+        "what `graphmem export` reads."
     )
     async def store_items(
-        self, info: Info[Any, Any], after: ItemKeyInput | None = None, first: int = 100
+        self,
+        info: Info[Any, Any],
+        namespace_prefix: list[str] | None = None,
+        after: ItemKeyInput | None = None,
+        first: int = 100,
     ) -> list[StoreItem]:
         store, tenant = items_of(info)
         last = (after.namespace, after.key) if after is not None else None
-        return [StoreItem.of(f) for f in await store.scan(tenant, last, first)]
+        found = await store.scan(tenant, namespace_prefix or [], last, first)
+        return [StoreItem.of(f) for f in found]
 
     @strawberry.field(
         description="Store items under a namespace prefix: with a query, ranked by text and "

@@ -103,11 +103,17 @@ class Neo4jItemStore:
         return [_item(r) for r in records]
 
     async def scan(
-        self, tenant: str, after_path: str, after_key: str, first: int
+        self, tenant: str, prefix: str, after_path: str, after_key: str, first: int
     ) -> list[StoredItem]:
         records = await self.graph.run(
             "item/scan",
-            {"tenant": tenant, "afterPath": after_path, "afterKey": after_key, "first": first},
+            {
+                "tenant": tenant,
+                "prefix": prefix,
+                "afterPath": after_path,
+                "afterKey": after_key,
+                "first": first,
+            },
         )
         return [_item(r) for r in records]
 

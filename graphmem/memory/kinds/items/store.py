@@ -224,16 +224,22 @@ class ItemMemory:
         return await self.store.get(tenant, asked)
 
     async def scan(
-        self, tenant: str, after: tuple[Sequence[str], str] | None, first: int
+        self,
+        tenant: str,
+        prefix: Sequence[str],
+        after: tuple[Sequence[str], str] | None,
+        first: int,
     ) -> list[StoredItem]:
-        """Every item of the tenant by (namespace path, key), ``first`` after ``after``
-        (the last item of the previous page): what an export reads."""
+        """Every item under the namespace prefix by (namespace path, key), ``first``
+        after ``after`` (the last item of the previous page): what an export reads."""
         if not 1 <= first <= MAX_LIMIT:
             raise BadInput(f"first: 1 to {MAX_LIMIT}", field="first")
+        start = p.path_of(p.check_labels(prefix, "namespacePrefix", empty=True))
         if after is None:
-            return await self.store.scan(tenant, "", "", first)
+            return await self.store.scan(tenant, start, "", "", first)
         labels = p.check_labels(after[0], "after.namespace", empty=False)
-        return await self.store.scan(tenant, p.path_of(labels), p.check_key(after[1]), first)
+        last = p.path_of(labels), p.check_key(after[1])
+        return await self.store.scan(tenant, start, *last, first)
 
     async def search(
         self,

@@ -8,8 +8,8 @@ import pytest
 
 from tests.conftest import Api, LiveApi
 from tests.integration.test_mcp_memory_server import over_http
-from tests.support.feed import next_event, subscription
 from tests.support.documents import ADD, HOT, RECALL, SEARCH, SPILL, STATUS
+from tests.support.feed import next_event, subscription
 
 
 async def test_missing_key_gets_401_with_graphql_error_body(api: Api) -> None:

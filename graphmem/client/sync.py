@@ -12,6 +12,7 @@ import httpx
 from graphmem.client import operations as ops
 from graphmem.client.erasure import ErasureCalls
 from graphmem.client.errors import Unavailable
+from graphmem.client.graph_calls import GraphCalls
 from graphmem.client.models import (
     At,
     Enrichment,
@@ -43,7 +44,7 @@ from graphmem.client.transport import (
 T = TypeVar("T")
 
 
-class Graphmem(ErasureCalls):
+class Graphmem(ErasureCalls, GraphCalls):
     """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
 
     Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE

@@ -59,6 +59,16 @@ class EventKind(StrEnum):
     TASK_TRANSFERRED = "task_transferred"
     RETRACTED = "retracted"
     RESTORED = "restored"
+    #: LangGraph store items (``data.items``: their namespaces and keys)
+    ITEMS_PUT = "items_put"
+    ITEMS_DELETED = "items_deleted"
+    #: the knowledge graph of the MCP memory-server tools (``data``: names, relations)
+    KG_ENTITIES_CREATED = "kg_entities_created"
+    KG_ENTITIES_DELETED = "kg_entities_deleted"
+    KG_RELATIONS_CREATED = "kg_relations_created"
+    KG_RELATIONS_DELETED = "kg_relations_deleted"
+    KG_OBSERVATIONS_ADDED = "kg_observations_added"
+    KG_OBSERVATIONS_DELETED = "kg_observations_deleted"
 
 
 def utcnow() -> datetime:

@@ -156,7 +156,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
     working = WorkingMemory(parts.working, quota=admission)
     spaces = TenantSpaces(graph.spaces, space)
     knowledge = (
-        KnowledgeGraph(parts.knowledge_store, quota=admission)
+        KnowledgeGraph(parts.knowledge_store, quota=admission, events=events)
         if parts.knowledge_store is not None
         else None
     )
@@ -237,6 +237,7 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
             embedder,
             ranker.query_vectors,
             quota=admission,
+            events=events,
             vectors=ItemVectors(parts.items, _one_thread(parts, embedder), embedder.name),
             costs=admission,
         )

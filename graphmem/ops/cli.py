@@ -129,8 +129,14 @@ def main(argv: list[str] | None = None) -> int:
         "verify", help="exit 0 if FILE is a receipt this install signed, unchanged"
     )
     verifying.add_argument("file")
-    exporting = sub.add_parser("export", help="a user's memories and entities as JSONL")
-    exporting.add_argument("--user", required=True)
+    exporting = sub.add_parser(
+        "export",
+        help="a user's memories, entities, tasks and store items, or the tenant's "
+        "store items and knowledge graph, as JSONL",
+    )
+    exporting.add_argument(
+        "--user", help="the user to export (default: the tenant's store items and graph)"
+    )
     exporting.add_argument("--out", default="-", help="file to write (default: stdout)")
     _api_options(exporting)
     args = parser.parse_args(argv)

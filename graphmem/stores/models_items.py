@@ -34,6 +34,9 @@ class ItemWrite(StoreModel):
     user_id: str | None = None
     #: the vector is set after the put answers (``text`` non-empty, no ``embedding``)
     vector_due: bool = False
+    #: an imported version's times: kept, and it never replaces a version as new or newer
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
 
 class ItemText(StoreModel):

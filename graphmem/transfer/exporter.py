@@ -10,7 +10,12 @@ retracted memory retractedAt and retractReason (an import retracts it again). Th
 ``kind: entity`` line per entity the user mentioned, for reading; import skips them, since
 spilling the memories derives them again. Last, one ``kind: task`` line per task the user
 owns (whose owner is the user's id), with its steps, hand-overs and episodes, as
-``importTask`` takes it back.
+``importTask`` takes it back. Then the user's store items (those under the namespace
+("users", userId, ...), which forgetUser erases; ``graphs.py``).
+
+Without a user (``export_tenant``), the export holds the receipts, then every store
+item of the tenant and its knowledge graph: entities, then relations. The header's
+``version`` is 2 since items and the graph travel (version 1 files import as before).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from graphmem.client import At, Graphmem, MemoryItem
+from graphmem.transfer.graphs import export_graph, export_items
 from graphmem.transfer.sources import IMPORT_ID
 
 
@@ -53,6 +59,13 @@ class Exported:
     entities: int = 0
     tasks: int = 0
     receipts: int = 0
+    items: int = 0
+    kg_entities: int = 0
+    kg_relations: int = 0
+
+
+#: the export format: 2 added store items and the knowledge graph (docs/integrations.md)
+VERSION = 2
 
 
 def _line(out: TextIO, doc: dict[str, Any]) -> None:
@@ -78,7 +91,7 @@ def export_user(gm: Graphmem, user_id: str, out: TextIO) -> Exported:
     # Taken before the first read: whatever an erasure removes after it, this file may
     # still hold (the clocks of this machine and the server's are assumed to agree).
     taken = datetime.now(UTC).isoformat()
-    _line(out, {"kind": "export", "version": 1, "at": taken, "userId": user_id})
+    _line(out, {"kind": "export", "version": VERSION, "at": taken, "userId": user_id})
     done.receipts = export_receipts(gm, out)
     after: str | None = None
     while True:
@@ -108,5 +121,18 @@ def export_user(gm: Graphmem, user_id: str, out: TextIO) -> Exported:
             out.write(json.dumps({"kind": "task", **task}, ensure_ascii=False) + "\n")
             done.tasks += 1
         if tasks.next is None:
-            return done
+            break
         after = tasks.next
+    done.items = export_items(gm, out, ("users", user_id))
+    return done
+
+
+def export_tenant(gm: Graphmem, out: TextIO) -> Exported:
+    """Write the tenant's receipts, store items and knowledge graph; how many of each."""
+    done = Exported()
+    taken = datetime.now(UTC).isoformat()  # before the first read, as export_user's
+    _line(out, {"kind": "export", "version": VERSION, "at": taken, "userId": None})
+    done.receipts = export_receipts(gm, out)
+    done.items = export_items(gm, out)
+    done.kg_entities, done.kg_relations = export_graph(gm, out)
+    return done

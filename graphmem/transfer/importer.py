@@ -31,10 +31,13 @@ from tqdm import tqdm
 
 from graphmem.client import At, BadInput, Forbidden, Graphmem, MemoryItem, NotFound
 from graphmem.transfer.erased import Erasures, moment
+from graphmem.transfer.graphs import GraphCounts, GraphImport
 from graphmem.transfer.sources import (
     IMPORT_ID,
     Entry,
+    GraphEntry,
     Header,
+    ItemEntry,
     ReceiptEntry,
     Record,
     Skipped,
@@ -70,6 +73,8 @@ class ImportReport:
     retracted: int = 0
     #: exported receipts the target's log held already
     receipts_held: int = 0
+    #: store items and the knowledge graph (``graphs.py``)
+    graph: GraphCounts = field(default_factory=GraphCounts)
 
     def skip(self, entry: Skipped) -> None:
         self.skipped += 1
@@ -129,7 +134,9 @@ def landed(gm: Graphmem, batch: Sequence[Record]) -> dict[str, MemoryItem]:
 class _Run:
     """One import: the report, the import ids seen so far, the progress bar."""
 
-    def __init__(self, gm: Graphmem, bar: tqdm, on_skip: Callable[[Skipped], None] | None) -> None:
+    def __init__(
+        self, gm: Graphmem, bar: tqdm, on_skip: Callable[[Skipped], None] | None, batch: int
+    ) -> None:
         self.gm = gm
         self.bar = bar
         self.on_skip = on_skip
@@ -138,6 +145,8 @@ class _Run:
         #: the moment the export was taken (its header), when the file has one
         self.exported: datetime | None = None
         self._erasures: Erasures | None = None
+        self.graph = GraphImport(gm, batch, self.skip, self._item_erased)
+        self.report.graph = self.graph.counts
 
     def erasures(self) -> Erasures:
         """The target's erasures, read once, at the first record or task."""
@@ -169,6 +178,15 @@ class _Run:
             session_id=record.session_id,
             item_id=record.origin_id,
         )
+
+    def _item_erased(self, entry: ItemEntry) -> bool:
+        """An item under ("users", id, ...) is the user's: forgetUser erases it, so an
+        import drops it as it drops the user's memories (its updatedAt standing for a
+        memory's occurredAt)."""
+        ns = entry.namespace
+        if len(ns) < 2 or ns[0] != "users":
+            return False
+        return self.erasures().erased(moment(entry.updated_at), self.exported, user_id=ns[1])
 
     def skip(self, entry: Skipped) -> None:
         self.report.skip(entry)
@@ -267,7 +285,7 @@ def import_file(
     if batch < 1:
         raise ValueError("batch must be at least 1")
     with tqdm(unit="memory", desc="added", disable=not progress) as bar:
-        run = _Run(gm, bar, on_skip)
+        run = _Run(gm, bar, on_skip, batch)
         for chunk in _batches(entries(path), batch):
             for entry in chunk:  # an export's header and receipts come before its records
                 if isinstance(entry, Header):
@@ -282,7 +300,11 @@ def import_file(
                     run.skip(entry)
                 elif isinstance(entry, TaskEntry):
                     run.task(entry)
+                elif isinstance(entry, ItemEntry | GraphEntry):
+                    run.graph.add(entry)
+            run.graph.flush()
     report = run.report
+    report.erased += run.graph.dropped
     if wait_seconds > 0:
         report.waiting = enriched(gm, wait_seconds, progress)
     return report

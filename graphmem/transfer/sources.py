@@ -84,6 +84,28 @@ class ReceiptEntry:
 
 
 @dataclass(frozen=True)
+class ItemEntry:
+    """An exported LangGraph store item (``kind: item``), as ``putItems`` takes it back."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created_at: str | None
+    updated_at: str | None
+    where: str
+
+
+@dataclass(frozen=True)
+class GraphEntry:
+    """An exported knowledge-graph entity (``kind: kg_entity``: name, entityType,
+    observations) or relation (``kind: kg_relation``: from, to, relationType)."""
+
+    kind: str
+    doc: dict[str, Any]
+    where: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     """An entry of the file that is not imported, and why."""
 
@@ -91,7 +113,7 @@ class Skipped:
     reason: str
 
 
-Entry = Record | TaskEntry | Header | ReceiptEntry | Skipped
+Entry = Record | TaskEntry | Header | ReceiptEntry | ItemEntry | GraphEntry | Skipped
 
 
 class BadEntry(ValueError):
@@ -201,6 +223,36 @@ def memory(doc: dict[str, Any], number: int, line: str, where: str = "") -> Reco
     )
 
 
+def _texts(doc: dict[str, Any], key: str) -> list[str]:
+    value = doc.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadEntry(f"{key} must be a list of strings")
+    return value
+
+
+def item(doc: dict[str, Any], where: str) -> ItemEntry:
+    value = doc.get("value")
+    if not isinstance(value, dict):
+        raise BadEntry("value must be an object")
+    return ItemEntry(
+        namespace=tuple(_texts(doc, "namespace")),
+        key=_text(doc, "key", required=True) or "",
+        value=value,
+        created_at=_text(doc, "createdAt"),
+        updated_at=_text(doc, "updatedAt"),
+        where=where,
+    )
+
+
+def graph(doc: dict[str, Any], kind: str, where: str) -> GraphEntry:
+    if kind == "kg_entity":
+        fields = {"name": _text(doc, "name", required=True)}
+        fields["entityType"] = _text(doc, "entityType", required=True)
+        return GraphEntry(kind, {**fields, "observations": _texts(doc, "observations")}, where)
+    names = ("from", "to", "relationType")
+    return GraphEntry(kind, {n: _text(doc, n, required=True) for n in names}, where)
+
+
 def _lines(f: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
     """Each line (None for one longer than ``MAX_LINE_BYTES``, read past unkept)."""
     number = 0
@@ -263,7 +315,7 @@ def _documents(path: Path) -> Iterator[tuple[int, str, Any, str] | Skipped]:
 
 def _read(
     number: int, where: str, doc: Any, text: str
-) -> list[Record | TaskEntry | Header | ReceiptEntry]:
+) -> list[Record | TaskEntry | Header | ReceiptEntry | ItemEntry | GraphEntry]:
     """The records (or the task) of one entry, all or none: ``BadEntry``, ``KeyError``
     and the like when its shape is wrong."""
     if not isinstance(doc, dict):
@@ -284,6 +336,10 @@ def _read(
         if not isinstance(receipt, dict):
             raise BadEntry("receipt must be an object")
         return [ReceiptEntry(receipt, where)]
+    if kind == "item":
+        return [item(doc, where)]
+    if kind in ("kg_entity", "kg_relation"):
+        return [graph(doc, kind, where)]
     if kind == "entity":  # spilling the memories derives the entities again
         return []
     raise BadEntry(f"kind {str(kind)[:40]!r} is not one import reads")

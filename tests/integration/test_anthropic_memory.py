@@ -5,6 +5,7 @@ leaves the file intact, files found by recall, tenant and session scope; sync an
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -128,9 +129,9 @@ async def test_str_replace_and_insert_as_the_sdk_does(url: str) -> None:
             tool, command="insert", path="/memories/none", insert_line=0, insert_text="z"
         )
     with Graphmem(url, KEYS[0]) as gm:
-        (memory,) = gm.memories(session_id=tool.tool.files.session_id).items
-        assert memory.metadata["amPath"] == path
-        assert memory.content.startswith("# Prefs\ncoffee: with oat milk")
+        (item,) = gm.store_items(tool.tool.files.namespace)
+        assert item.key == path and item.value["path"] == path
+        assert item.value["text"].startswith("# Prefs\ncoffee: with oat milk")
 
 
 async def test_rename_and_delete(url: str) -> None:
@@ -234,25 +235,55 @@ async def test_size_bound_and_a_refused_edit_leave_the_file_intact(url: str) -> 
         )
         assert "at most 20000" in too_big
         assert "big" not in await listing(tool)
-    # A tool allowed more than graphmem takes: the server refuses the add, and the old
-    # file is what stays (the edit's one server operation failed, nothing was forgotten).
-    async with AsyncGraphmemMemoryTool(
-        url, KEYS[0], session_id=session(), max_file_chars=50_000
-    ) as tool:
+    # A refused edit (old_str absent) writes nothing: the file is as it was.
+    async with AsyncGraphmemMemoryTool(url, KEYS[0], session_id=session()) as tool:
         await ok(tool, command="create", path="/memories/f.md", file_text="small\n")
-        answer = await refused(
-            tool,
-            command="str_replace",
-            path="/memories/f.md",
-            old_str="small",
-            new_str="y" * 25_000,
+        await refused(
+            tool, command="str_replace", path="/memories/f.md", old_str="absent", new_str="y"
         )
-        assert "BAD_INPUT" in answer
         assert (await ok(tool, command="view", path="/memories/f.md")).endswith(
             "1\tsmall\n     2\t"
         )
-        files = await tool.files.files()
-        assert len(files["/memories/f.md"]) == 1
+        assert await tool.files.files() == {"/memories/f.md": "small\n"}
+
+
+async def test_concurrent_edits_of_one_file_leave_one_writers_content(url: str) -> None:
+    """Each edit is one putItems of the file's item: whatever the interleaving, the file
+    is one file holding one writer's whole result, never two copies and never none."""
+    async with AsyncGraphmemMemoryTool(url, KEYS[0], session_id=session()) as tool:
+        path = "/memories/race.md"
+        await ok(tool, command="create", path=path, file_text="base\n")
+        writers = [f"writer-{n}-" + "x" * 200 for n in range(12)]
+        edits = [
+            run(tool, command="str_replace", path=path, old_str="base", new_str=w) for w in writers
+        ]
+        inserts = [
+            run(tool, command="insert", path=path, insert_line=0, insert_text=f"line {n}")
+            for n in range(4)
+        ]
+        await asyncio.gather(*edits, *inserts)
+        held = await tool.files.files()
+        assert list(held) == [path]
+        text = held[path]
+        # one replace won the base text: the file holds exactly one writer's string
+        # (whole), plus any inserts that read after it; nothing is interleaved
+        assert sum(w in text for w in writers) <= 1
+        assert text.count("writer-") == sum(w in text for w in writers)
+        lines = text.splitlines()
+        assert all(
+            line.startswith("line ") or line in writers or line == "base" for line in lines
+        ), text
+        # and a concurrent view never sees none of it: the file is always there
+        views = await asyncio.gather(
+            *(run(tool, command="view", path=path) for _ in range(8)),
+            *(
+                run(tool, command="insert", path=path, insert_line=0, insert_text="z")
+                for _ in range(8)
+            ),
+        )
+        assert not any(failed for _, failed in views), views
+    with Graphmem(url, KEYS[0]) as gm:
+        assert [i.key for i in gm.store_items(tool.files.namespace)] == [path]
 
 
 async def test_files_are_recalled_by_meaning_within_their_scope(url: str) -> None:
@@ -264,13 +295,10 @@ async def test_files_are_recalled_by_meaning_within_their_scope(url: str) -> Non
             tool, command="str_replace", path="/memories/pets.md", old_str="Tom", new_str="Whiskers"
         )
     with Graphmem(url, KEYS[1]) as gm:
-        hits = gm.search("what pet does she have, an animal", user_id="ada", limit=5)
-        assert hits and hits[0].item.metadata["amPath"] == "/memories/pets.md"
-        assert hits[0].item.content == "Ada's cat is Whiskers"
-        assert {h.item.metadata["amPath"] for h in hits} == {
-            "/memories/pets.md",
-            "/memories/job.md",
-        }
+        hits = gm.search_items(("users", "ada"), query="what pet does she have, an animal")
+        assert hits and hits[0].value["path"] == "/memories/pets.md"
+        assert hits[0].value["text"] == "Ada's cat is Whiskers"
+        assert {h.value["path"] for h in hits} == {"/memories/pets.md", "/memories/job.md"}
     # another session of the tenant, and the other tenant's same session, see nothing
     async with AsyncGraphmemMemoryTool(url, KEYS[1], session_id=session()) as other:
         assert (await listing(other)).splitlines()[1:] == ["0B\t/memories"]

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from tests.conftest import Api
+import asyncio
+
+import pytest
+
+from tests.conftest import Api, LiveApi
+from tests.integration.test_mcp_memory_server import over_http
 from tests.support.documents import ADD, HOT, RECALL, SEARCH, SPILL, STATUS
+from tests.support.feed import next_event, subscription
 
 
 async def test_missing_key_gets_401_with_graphql_error_body(api: Api) -> None:
@@ -132,3 +138,55 @@ async def test_tenants_cannot_retract_or_read_each_others_history(api: Api) -> N
     assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     seen = (await api.data(entity, {}, tenant=a))["entity"]
     assert [m["memoryId"] for m in seen["mentions"]] == [item["id"]]
+
+
+async def test_item_and_knowledge_graph_events_reach_only_their_tenants_subscribers(
+    live_api: LiveApi,
+) -> None:
+    mine, other = list(live_api.keys)
+    port = int(live_api.url.rsplit(":", 1)[1])
+    put = "mutation($i: [ItemPutInput!]!) { putItems(items: $i) }"
+    merge = """mutation($e: [KgEntityInput!], $r: [KgRelationInput!]) {
+      mergeKnowledgeGraph(entities: $e, relations: $r) { entitiesCreated } }"""
+    async with (
+        subscription(port, live_api.keys[mine]) as ws,
+        subscription(port, live_api.keys[other]) as stranger,
+    ):
+        await live_api.gql(
+            put, {"i": [{"namespace": ["users", "ada"], "key": "k", "valueJson": "{}"}]}, mine
+        )
+        event = await next_event(ws)
+        assert event["kind"] == "ITEMS_PUT"
+        assert event["data"]["items"] == [{"namespace": ["users", "ada"], "key": "k"}]
+        await live_api.gql(put, {"i": [{"namespace": ["users", "ada"], "key": "k"}]}, mine)
+        assert (await next_event(ws))["kind"] == "ITEMS_DELETED"
+        entities = [
+            {"name": n, "entityType": "t", "observations": ["seen"]} for n in ("Ada", "Oslo")
+        ]
+        relation = {"from": "Ada", "to": "Oslo", "relationType": "lives_in"}
+        await live_api.gql(merge, {"e": entities, "r": [relation]}, mine)
+        created = await next_event(ws)
+        assert created["kind"] == "KG_ENTITIES_CREATED"
+        assert created["data"]["entityNames"] == ["Ada", "Oslo"]
+        linked = await next_event(ws)
+        assert linked["kind"] == "KG_RELATIONS_CREATED"
+        assert linked["data"]["relations"] == [relation]
+        async with over_http(live_api, mine) as mcp:
+            adds = {"observations": [{"entityName": "Ada", "contents": ["likes ramen"]}]}
+            assert not (await mcp.call_tool("add_observations", adds)).is_error
+            added = await next_event(ws)
+            assert added["kind"] == "KG_OBSERVATIONS_ADDED"
+            assert added["data"]["observations"] == [
+                {"entityName": "Ada", "contents": ["likes ramen"]}
+            ]
+            drop = {"deletions": [{"entityName": "Ada", "observations": ["seen"]}]}
+            assert not (await mcp.call_tool("delete_observations", drop)).is_error
+            assert (await next_event(ws))["kind"] == "KG_OBSERVATIONS_DELETED"
+            assert not (await mcp.call_tool("delete_relations", {"relations": [relation]})).is_error
+            assert (await next_event(ws))["data"]["relations"] == [relation]
+            assert not (await mcp.call_tool("delete_entities", {"entityNames": ["Oslo"]})).is_error
+            gone = await next_event(ws)
+            assert gone["kind"] == "KG_ENTITIES_DELETED" and gone["data"]["entityNames"] == ["Oslo"]
+        # the other tenant's subscriber heard none of it
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(stranger.recv(), 2)

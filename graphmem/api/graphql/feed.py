@@ -16,8 +16,9 @@ from graphmem.api.graphql.types import EventFilter, MemoryEvent
 class Subscription:
     @strawberry.subscription(
         description="The tenant's change feed over graphql-transport-ws: added, spilled, "
-        "promoted, recalled, forgotten, entity merged and task transferred events, from "
-        "every API replica (Redis pub/sub)."
+        "promoted, recalled, forgotten, retracted, restored, entity merged and task transferred "
+        "events, store items put and deleted, knowledge-graph entities, relations and "
+        "observations created, added and deleted, from every API replica (Redis pub/sub)."
     )
     async def memory_events(
         self, info: Info[Any, Any], filter: EventFilter | None = None

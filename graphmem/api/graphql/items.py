@@ -45,6 +45,16 @@ class ItemPutInput:
     indexed: bool = strawberry.field(
         default=True, description="False: kept, listed, never found by a query search."
     )
+    created_at: datetime | None = strawberry.field(
+        default=None,
+        description="An imported version's creation time (with updatedAt; graphmem import "
+        "sets both): kept when the put creates the item.",
+    )
+    updated_at: datetime | None = strawberry.field(
+        default=None,
+        description="An imported version's time (with createdAt): the put is kept as of "
+        "then, and leaves an item held at that time or later as it is.",
+    )
 
 
 @strawberry.type(description="A LangGraph store item.")
@@ -77,6 +87,23 @@ class ItemQuery:
         store, tenant = items_of(info)
         found = await store.get(tenant, [(k.namespace, k.key) for k in keys])
         return [StoreItem.of(f) if f is not None else None for f in found]
+
+    @strawberry.field(
+        description="Every store item under a namespace prefix (none: the whole store) by "
+        "namespace and key, a page at a time (`after`: the last item of the previous page): "
+        "what `graphmem export` reads."
+    )
+    async def store_items(
+        self,
+        info: Info[Any, Any],
+        namespace_prefix: list[str] | None = None,
+        after: ItemKeyInput | None = None,
+        first: int = 100,
+    ) -> list[StoreItem]:
+        store, tenant = items_of(info)
+        last = (after.namespace, after.key) if after is not None else None
+        found = await store.scan(tenant, namespace_prefix or [], last, first)
+        return [StoreItem.of(f) for f in found]
 
     @strawberry.field(
         description="Store items under a namespace prefix: with a query, ranked by text and "
@@ -125,5 +152,10 @@ class ItemMutation:
         store, tenant = items_of(info)
         return await store.put(
             tenant,
-            [ItemPut(i.namespace, i.key, i.value_json, i.index, i.indexed) for i in items],
+            [
+                ItemPut(
+                    i.namespace, i.key, i.value_json, i.index, i.indexed, i.created_at, i.updated_at
+                )
+                for i in items
+            ],
         )

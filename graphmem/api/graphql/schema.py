@@ -25,6 +25,7 @@ from graphmem.api.graphql.feed import Subscription
 from graphmem.api.graphql.guard import DocumentGuard, Limits
 from graphmem.api.graphql.items import ItemMutation, ItemQuery
 from graphmem.api.graphql.kinds import KindsMutation, KindsQuery
+from graphmem.api.graphql.knowledge import KnowledgeMutation, KnowledgeQuery
 from graphmem.api.graphql.memory import MemoryMutation, MemoryQuery
 from graphmem.api.graphql.task_transfer import TaskTransferMutation, TaskTransferQuery
 
@@ -32,7 +33,14 @@ from graphmem.api.graphql.task_transfer import TaskTransferMutation, TaskTransfe
 # The SDL lists the fragments' fields in base order, so memory's core operations come first.
 @strawberry.type
 class Query(
-    MemoryQuery, EntityQuery, EpisodeQuery, TaskTransferQuery, KindsQuery, ItemQuery, ErasureQuery
+    MemoryQuery,
+    EntityQuery,
+    EpisodeQuery,
+    TaskTransferQuery,
+    KindsQuery,
+    ItemQuery,
+    KnowledgeQuery,
+    ErasureQuery,
 ):
     pass
 
@@ -45,6 +53,7 @@ class Mutation(
     TaskTransferMutation,
     KindsMutation,
     ItemMutation,
+    KnowledgeMutation,
     ErasureMutation,
     CorrectionMutation,
 ):

@@ -8,7 +8,7 @@
             model=..., max_tokens=1024, tools=[memory], messages=[...]
         ).until_done()
 
-Each file under /memories is one graphmem memory (``store.py``); docs/integrations.md.
+Each file under /memories is one graphmem store item (``store.py``); docs/integrations.md.
 """
 
 from graphmem.integrations.anthropic.paths import canonical

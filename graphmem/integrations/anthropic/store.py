@@ -1,101 +1,92 @@
-"""The memory tool's files as graphmem memories, through the async client.
+"""The memory tool's files as graphmem store items, through the async client.
 
-One file is one memory in the tool's graphmem session: its content is the file's text
-(what search and recall rank), its metadata the path (``amPath``, how the file is found:
-the ``memories`` query's metadata lookup) and size (``amBytes``). graphmem refuses blank
-content, so a blank file's memory holds its path as content and the text in ``amText``.
+One file is one store item (docs/integrations.md#claudes-memory-tool) under the tool's
+namespace: ``("users", userId, "memory-tool", sessionId)`` when it has a user (so
+forgetUser erases the files with the rest of the user), ``("memory-tool", sessionId)``
+otherwise. The key is the path (a path longer than an item key may be is keyed by its
+hash); the value holds the path, the text and the size in bytes, and search ranks the
+text alone (``index: ["text"]``).
 
-graphmem has no atomic replace of a memory: an edit adds the new version, then forgets
-the old one. Readers take the newest copy of a path, so a forget that fails leaves an
-invisible stale copy (forgotten by the next write of the path), never a lost edit.
+Why items and not memories: a put is one MERGE on (namespace, key), so an edit, and a
+rename's deletes and puts, are one server operation each. With memories an edit was an
+add then a forget, and a crash between the two left two copies of a file, or a failed
+add none of the new one; concurrent edits of a file could leave both.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graphmem.client import AsyncGraphmem, GraphmemError, MemoryItem, memory
+from graphmem.client import AsyncGraphmem, item_put
+from graphmem.client.graph_calls import store_items
+from graphmem.client.transport import read
 from graphmem.integrations.anthropic.files import size_of
 
-PATH, BYTES, BLANK = "amPath", "amBytes", "amText"
+#: the item store's key limit; a longer path is keyed by its hash
+MAX_KEY = 200
+#: puts one ``putItems`` takes, and items one listing page reads
+MAX_PUTS, PAGE = 500, 1000
 
-log = logging.getLogger("graphmem.integrations.anthropic")
+
+def key_of(path: str) -> str:
+    if len(path) <= MAX_KEY:
+        return path
+    return "sha256:" + hashlib.sha256(path.encode("utf-8")).hexdigest()
 
 
-def text_of(item: MemoryItem) -> str:
-    blank = item.metadata.get(BLANK)
-    return blank if isinstance(blank, str) else item.content
+def _label(value: str) -> str:
+    # namespace labels hold no period; tool ids may, and never a '%'
+    return value.replace(".", "%2E")
+
+
+def text_of(value: Mapping[str, Any]) -> str:
+    text = value.get("text")
+    return text if isinstance(text, str) else ""
 
 
 class FileStore:
-    """The files of one graphmem session (and user), newest copy of a path last."""
+    """The files of one tool namespace, as {path: text}."""
 
-    def __init__(
-        self, client: AsyncGraphmem, session_id: str, user_id: str | None, memory_type: str
-    ) -> None:
+    def __init__(self, client: AsyncGraphmem, session_id: str, user_id: str | None) -> None:
         self.client = client
         self.session_id = session_id
         self.user_id = user_id
-        self.memory_type = memory_type
+        tool = ("memory-tool", _label(session_id))
+        self.namespace = ("users", _label(user_id), *tool) if user_id else tool
 
-    async def _pages(self, values: Sequence[str] | None) -> list[MemoryItem]:
-        found: list[MemoryItem] = []
-        after: str | None = None
+    async def read(self, path: str) -> str | None:
+        """A file's text; None when there is no such file."""
+        (found,) = await self.client.get_items([(self.namespace, key_of(path))])
+        if found is None or found.value.get("path") != path:
+            return None
+        return text_of(found.value)
+
+    async def files(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        after: tuple[Sequence[str], str] | None = None
         while True:
-            page = await self.client.memories(
-                session_id=self.session_id,
-                metadata_field=PATH,
-                metadata_values=values,
-                after=after,
-            )
-            found += [m for m in page.items if isinstance(m.metadata.get(PATH), str)]
-            if page.next is None:
+            op = store_items(self.namespace, after, PAGE)
+            page = read(op, await self.client.execute(op.document, op.variables))
+            for item in page:
+                # exactly this namespace: a session id may be another's prefix label
+                path = item.value.get("path")
+                if item.namespace == self.namespace and isinstance(path, str):
+                    found[path] = text_of(item.value)
+            if len(page) < PAGE:
                 return found
-            after = page.next
+            after = page[-1].namespace, page[-1].key
 
-    async def copies(self, path: str) -> list[MemoryItem]:
-        """The memories holding a path, oldest first (more than one only while an edit
-        replaces it, or after a forget that failed)."""
-        return await self._pages([path])
+    def _put(self, path: str, text: str | None) -> dict[str, Any]:
+        if text is None:
+            return item_put(self.namespace, key_of(path), None)
+        value = {"path": path, "text": text, "bytes": size_of(text)}
+        return item_put(self.namespace, key_of(path), value, index=["text"])
 
-    async def files(self) -> dict[str, list[MemoryItem]]:
-        by_path: dict[str, list[MemoryItem]] = {}
-        for item in await self._pages(None):
-            by_path.setdefault(item.metadata[PATH], []).append(item)
-        return by_path
-
-    def spec(self, path: str, text: str) -> dict[str, Any]:
-        metadata: dict[str, Any] = {PATH: path, BYTES: size_of(text)}
-        if not text.strip():
-            metadata[BLANK] = text
-        return memory(
-            self.session_id,
-            text if text.strip() else path,
-            type=self.memory_type,
-            user_id=self.user_id,
-            metadata=metadata,
-        )
-
-    async def write(self, path: str, text: str, old: Sequence[MemoryItem]) -> None:
-        """One ``addMemory`` is the change: an error before it answers leaves the old
-        file as it was. Forgetting the old copies and spilling the new one (so search
-        ranks it at once) follow, and their failures are only logged."""
-        (added,) = await self.client.add_many([self.spec(path, text)])
-        await self.forget_quietly(old)
-        await self.spill_quietly([added.id])
-
-    async def forget_quietly(self, items: Sequence[MemoryItem]) -> None:
-        for item in items:
-            try:
-                await self.client.forget(item.id)
-            except GraphmemError as exc:
-                log.warning("a stale copy of %s stays: %s", item.metadata.get(PATH), exc)
-
-    async def spill_quietly(self, ids: list[str]) -> None:
-        try:
-            await self.client.spill(self.session_id, item_ids=ids)
-        except GraphmemError as exc:
-            # The enrichment worker writes it into the graph behind the add anyway.
-            log.warning("memory files not spilled yet: %s", exc)
+    async def write(self, changes: Mapping[str, str | None]) -> None:
+        """Write files (text) and delete them (None) in one ``putItems``: all of the
+        changes or, refused, none. More than ``MAX_PUTS`` go in several."""
+        puts = [self._put(path, text) for path, text in changes.items()]
+        for start in range(0, len(puts), MAX_PUTS):
+            await self.client.put_items(puts[start : start + MAX_PUTS])

@@ -4,7 +4,8 @@ and the synchronous ``GraphmemMemoryTool``, backends of the SDK's abstract memor
 The SDK parses the model's input without validating it, so every argument is checked
 here; refusals are ``ToolError`` (the runner answers the model with ``is_error``), as are
 graphmem's BAD_INPUT, NOT_FOUND, QUOTA_EXCEEDED and RATE_LIMITED answers. Files live in
-one graphmem session (and user) chosen by the caller: ``store.py`` says how.
+one namespace of graphmem's store items (a session, and a user) chosen by the caller:
+``store.py`` says how.
 """
 
 from __future__ import annotations
@@ -31,19 +32,18 @@ from anthropic.types.beta import (
 from graphmem.client import (
     AsyncGraphmem,
     BadInput,
-    GraphmemError,
     NotFound,
     QuotaExceeded,
     RateLimited,
 )
 from graphmem.integrations.anthropic import files
 from graphmem.integrations.anthropic.paths import ROOT, ancestors, canonical, under
-from graphmem.integrations.anthropic.store import FileStore, text_of
+from graphmem.integrations.anthropic.store import FileStore
 
-#: graphmem's content limit (its default); a file is one memory
+#: graphmem's memory content limit, kept as a file's bound (a store item holds more)
 MAX_FILE_CHARS = 20_000
-#: ``addMemories`` takes 500 memories: a directory rename is one call
-MAX_RENAME_FILES = 500
+#: ``putItems`` takes 500 puts: a rename deletes and puts each file, in one call
+MAX_RENAME_FILES = 250
 COMMANDS = {"view", "create", "str_replace", "insert", "delete", "rename"}
 _ID = re.compile(r"[A-Za-z0-9_.@-]{1,128}")
 T = TypeVar("T")
@@ -58,9 +58,8 @@ def _arg(command: object, name: str, kind: type[T]) -> T:
 
 class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
     """The memory tool's files in graphmem session ``session_id`` of the key's tenant
-    (with ``user_id``, owned by that user: recall and export by user find them).
-
-    ``max_file_chars`` bounds a file (graphmem's content limit at most)."""
+    (with ``user_id``, under the user's namespace: forgetUser and export by user take
+    them). ``max_file_chars`` bounds a file."""
 
     def __init__(
         self,
@@ -80,7 +79,8 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
                 raise ValueError(f"{name} must be 1-128 characters of A-Z a-z 0-9 _ . @ -")
         self.max_file_chars = max_file_chars
         self.client = AsyncGraphmem(url, key, timeout=timeout)
-        self.files = FileStore(self.client, session_id, user_id, memory_type)
+        # memory_type is kept for callers of the memory-backed files; items have none
+        self.files = FileStore(self.client, session_id, user_id)
 
     async def close(self) -> None:
         await self.client.close()
@@ -108,7 +108,7 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
         if len(text) > self.max_file_chars:
             raise ToolError(
                 f"File {path} would be {len(text)} characters; at most "
-                f"{self.max_file_chars} fit in one memory."
+                f"{self.max_file_chars} fit in one file."
             )
         if "\x00" in text:
             raise ToolError("File content must not contain NUL characters")
@@ -118,11 +118,11 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
             raise ToolError("File content must be valid Unicode") from exc
         return text
 
-    async def _file(self, path: str) -> tuple[str, list[Any]]:
-        """A file's text and its copies; ``ToolError`` for a directory or nothing."""
-        copies = [] if path == ROOT else await self.files.copies(path)
-        if copies:
-            return text_of(copies[-1]), copies
+    async def _file(self, path: str) -> str:
+        """A file's text; ``ToolError`` for a directory or nothing."""
+        text = None if path == ROOT else await self.files.read(path)
+        if text is not None:
+            return text
         if path == ROOT or any(under(p, path) for p in await self.files.files()):
             raise ToolError(f"The path {path} is not a file.")
         raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
@@ -130,10 +130,10 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
     # --- commands -----------------------------------------------------------------------
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         path = canonical(getattr(command, "path", None))
-        copies = [] if path == ROOT else await self.files.copies(path)
-        if copies:
-            return files.view_file(path, text_of(copies[-1]), getattr(command, "view_range", None))
-        sizes = {p: files.size_of(text_of(c[-1])) for p, c in (await self.files.files()).items()}
+        text = None if path == ROOT else await self.files.read(path)
+        if text is not None:
+            return files.view_file(path, text, getattr(command, "view_range", None))
+        sizes = {p: files.size_of(t) for p, t in (await self.files.files()).items()}
         if path == ROOT or any(under(p, path) for p in sizes):
             return files.view_directory(path, sizes)
         raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
@@ -149,23 +149,21 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
         for parent in ancestors(path):
             if parent in found:
                 raise ToolError(f"The path {parent} is a file, not a directory")
-        await self.files.write(path, text, [])
+        await self.files.write({path: text})
         return f"File created successfully at: {path}"
 
     async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         path = canonical(getattr(command, "path", None))
         old, new = _arg(command, "old_str", str), _arg(command, "new_str", str)
-        text, copies = await self._file(path)
-        changed, answer = files.replace(path, text, old, new)
-        await self.files.write(path, self._text(changed, path), copies)
+        changed, answer = files.replace(path, await self._file(path), old, new)
+        await self.files.write({path: self._text(changed, path)})
         return answer
 
     async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         path = canonical(getattr(command, "path", None))
         line, new = _arg(command, "insert_line", int), _arg(command, "insert_text", str)
-        text, copies = await self._file(path)
-        changed = files.insert(text, line, new)
-        await self.files.write(path, self._text(changed, path), copies)
+        changed = files.insert(await self._file(path), line, new)
+        await self.files.write({path: self._text(changed, path)})
         return f"The file {path} has been edited."
 
     async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
@@ -173,11 +171,10 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
         if path == ROOT:
             raise ToolError("Cannot delete the /memories directory itself")
         found = await self.files.files()
-        doomed = found.get(path) or [m for p, ms in found.items() if under(p, path) for m in ms]
+        doomed = [path] if path in found else [p for p in found if under(p, path)]
         if not doomed:
             raise ToolError(f"The path {path} does not exist")
-        for item in doomed:
-            await self.client.forget(item.id)
+        await self.files.write(dict.fromkeys(doomed))
         return f"Successfully deleted {path}"
 
     async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
@@ -202,23 +199,15 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
             raise ToolError(f"The path {old} does not exist")
         if len(moves) > MAX_RENAME_FILES:
             raise ToolError(f"Cannot rename more than {MAX_RENAME_FILES} files at once")
-        specs = [self.files.spec(to, text_of(found[frm][-1])) for frm, to in moves.items()]
-        added = await self.client.add_many(specs)  # the whole move, or nothing
-        stale = [m for frm in moves for m in found[frm]]
-        try:
-            await self.client.forget(stale[0].id)
-        except GraphmemError:
-            # Nothing of the old files is gone yet: take the copies back, answer the error.
-            await self.files.forget_quietly(added)
-            raise
-        await self.files.forget_quietly(stale[1:])
-        await self.files.spill_quietly([a.id for a in added])
+        # the old files' deletes and the new ones' puts in one putItems: the whole move
+        # or nothing, never both copies
+        changes: dict[str, str | None] = dict.fromkeys(moves)
+        changes.update({to: found[frm] for frm, to in moves.items()})
+        await self.files.write(changes)
         return f"Successfully renamed {old} to {new}"
 
     async def clear_all_memory(self) -> str:
-        for copies in (await self.files.files()).values():
-            for item in copies:
-                await self.client.forget(item.id)
+        await self.files.write(dict.fromkeys(await self.files.files()))
         return "All memory cleared"
 
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from graphmem.domain.knowledge import KGEntity, KGRelation, KGSubgraph
-from graphmem.domain.models import utcnow
+from graphmem.domain.models import EventKind, utcnow
 from graphmem.errors import BadInput, NotFound
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
-from graphmem.stores import KnowledgeStore
+from graphmem.stores import ChangeFeed, KnowledgeStore
+from graphmem.stores.null import NullBus
 
 #: entities, relations, names or observation groups one call may carry
 MAX_ITEMS = 100
@@ -108,15 +109,27 @@ def _relation(r: RelationInput) -> KGRelation:
     return KGRelation(source=r.source, target=r.target, relation_type=r.relation_type)
 
 
+def _relation_doc(r: KGRelation) -> dict[str, str]:
+    return {"from": r.source, "to": r.target, "relationType": r.relation_type}
+
+
+def _observation_docs(groups: Sequence[tuple[str, Sequence[str]]]) -> list[dict[str, Any]]:
+    return [{"entityName": name, "contents": list(contents)} for name, contents in groups]
+
+
 class KnowledgeGraph:
     """The nine tools' operations, each one store transaction for the tenant. Writes are
     charged to the tenant's quota (``tiers/quota.py``): an entity or a relation is one
     item, its text its bytes; what a call may add is reserved before it runs (a name
     that exists already is charged until the exact count catches up)."""
 
-    def __init__(self, store: KnowledgeStore, quota: Quota = UNLIMITED) -> None:
+    def __init__(
+        self, store: KnowledgeStore, quota: Quota = UNLIMITED, events: ChangeFeed | None = None
+    ) -> None:
         self.store = store
         self.quota = quota
+        #: the change feed hears each write that changed something, after it committed
+        self.events: ChangeFeed = events or NullBus()
 
     async def create_entities(self, tenant: str, entities: Sequence[EntityInput]) -> list[KGEntity]:
         """The entities whose names the tenant did not have yet, as created; a name the
@@ -136,9 +149,14 @@ class KnowledgeGraph:
             return []
         size = sum(text_bytes(e.name, e.entity_type, *e.observations) for e in fresh.values())
         async with charged(self.quota, tenant, len(fresh), size):
-            return await self.store.create_entities(
+            created = await self.store.create_entities(
                 tenant, list(fresh.values()), uuid.uuid4().hex, utcnow()
             )
+        if created:
+            await self.events.publish(
+                tenant, EventKind.KG_ENTITIES_CREATED, entityNames=[e.name for e in created]
+            )
+        return created
 
     async def create_relations(
         self, tenant: str, relations: Sequence[RelationInput]
@@ -155,6 +173,12 @@ class KnowledgeGraph:
         if done.missing:
             names = sorted(set(done.missing))
             raise NotFound(f"no entity named {', '.join(map(repr, names))}", entityNames=names)
+        if done.created:
+            await self.events.publish(
+                tenant,
+                EventKind.KG_RELATIONS_CREATED,
+                relations=[_relation_doc(r) for r in done.created],
+            )
         return done.created
 
     async def add_observations(
@@ -184,6 +208,11 @@ class KnowledgeGraph:
                 + ", ".join(map(repr, sorted(set(done.full)))),
                 field="observations",
             )
+        added = [(name, contents) for name, contents in done.added if contents]
+        if added:
+            await self.events.publish(
+                tenant, EventKind.KG_OBSERVATIONS_ADDED, observations=_observation_docs(added)
+            )
         return done.added
 
     async def delete_entities(self, tenant: str, names: Sequence[str]) -> int:
@@ -191,18 +220,54 @@ class KnowledgeGraph:
         tenant does not have are ignored. Returns how many entities went."""
         _count("entityNames", names)
         unique = list(dict.fromkeys(names))
-        return await self.store.delete_entities(tenant, unique) if unique else 0
+        deleted = await self.store.delete_entities(tenant, unique) if unique else 0
+        if deleted:
+            # the store counts what went, not which: the names asked (absent ones were
+            # ignored, so a subscriber may hear of a name the graph never held)
+            await self.events.publish(tenant, EventKind.KG_ENTITIES_DELETED, entityNames=unique)
+        return deleted
 
     async def delete_observations(self, tenant: str, deletions: Sequence[DeletionInput]) -> int:
         """Removes the given observations; absent entities and observations are ignored."""
         _count("deletions", deletions)
         groups = _grouped([(d.entity_name, d.observations) for d in deletions])
-        return await self.store.delete_observations(tenant, groups, utcnow()) if groups else 0
+        touched = await self.store.delete_observations(tenant, groups, utcnow()) if groups else 0
+        if touched:
+            await self.events.publish(
+                tenant, EventKind.KG_OBSERVATIONS_DELETED, observations=_observation_docs(groups)
+            )
+        return touched
 
     async def delete_relations(self, tenant: str, relations: Sequence[RelationInput]) -> int:
         _count("relations", relations)
         unique = list({r.key: r for r in map(_relation, relations)}.values())
-        return await self.store.delete_relations(tenant, unique) if unique else 0
+        deleted = await self.store.delete_relations(tenant, unique) if unique else 0
+        if deleted:
+            await self.events.publish(
+                tenant, EventKind.KG_RELATIONS_DELETED, relations=[_relation_doc(r) for r in unique]
+            )
+        return deleted
+
+    async def merge(
+        self,
+        tenant: str,
+        entities: Sequence[EntityInput],
+        relations: Sequence[RelationInput],
+    ) -> tuple[int, int, int]:
+        """What an import writes (``mergeKnowledgeGraph``): the entities the graph lacks,
+        the observations the ones it has lack, then the relations; (entities created,
+        observations added, relations created). Each step adds only what is missing, so
+        a rerun completes an import a failure cut short and a second one adds nothing."""
+        created = await self.create_entities(tenant, entities) if entities else []
+        made = {e.name for e in created}
+        rest = [
+            ObservationInput(entityName=e.name, contents=e.observations)
+            for e in entities
+            if e.name not in made and e.observations
+        ]
+        added = await self.add_observations(tenant, rest) if rest else []
+        linked = await self.create_relations(tenant, relations) if relations else []
+        return len(created), sum(len(c) for _, c in added), len(linked)
 
     async def read_graph(
         self, tenant: str, cursor: str | None = None, limit: int = PAGE_DEFAULT

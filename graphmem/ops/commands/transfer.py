@@ -70,6 +70,14 @@ def import_memories(args: argparse.Namespace) -> int:
         )
     if report.tasks_added or report.tasks_skipped:
         print(f"tasks: added {report.tasks_added}, already there {report.tasks_skipped}")
+    g = report.graph
+    if g.items or g.items_held:
+        print(f"store items: written {g.items}, already there {g.items_held}")
+    if g.entities or g.observations or g.relations or g.graph_held:
+        print(
+            f"knowledge graph: entities {g.entities}, observations {g.observations}, "
+            f"relations {g.relations}, already there {g.graph_held}"
+        )
     if report.waiting:
         print(
             f"{report.waiting} memories still wait for their vectors and entities "
@@ -77,23 +85,27 @@ def import_memories(args: argparse.Namespace) -> int:
         )
     usable = report.added + report.duplicates + report.tasks_added + report.tasks_skipped
     usable += report.erased + report.receipts_restored + report.receipts_held
+    usable += g.items + g.items_held + g.entities + g.observations + g.relations + g.graph_held
     if report.skipped and (args.strict or not usable):
         return 1
     return 0
 
 
 def export_memories(args: argparse.Namespace) -> int:
-    from graphmem.transfer.exporter import export_user
+    from graphmem.transfer.exporter import export_tenant, export_user
 
     with _client(args) as gm:
-        if args.out == "-":
-            done = export_user(gm, args.user, sys.stdout)
-        else:
-            with open(args.out, "w", encoding="utf-8") as out:
-                done = export_user(gm, args.user, out)
+        out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
+        try:
+            done = export_user(gm, args.user, out) if args.user else export_tenant(gm, out)
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    whose = f"of {args.user}" if args.user else "of the tenant"
     print(
-        f"exported {done.memories} memories, {done.entities} entities and {done.tasks} "
-        f"tasks of {args.user}, and the tenant's {done.receipts} erasure receipts",
+        f"exported {done.memories} memories, {done.entities} entities, {done.tasks} tasks "
+        f"and {done.items} store items {whose}, {done.kg_entities} knowledge-graph entities "
+        f"and {done.kg_relations} relations, and the tenant's {done.receipts} erasure receipts",
         file=sys.stderr,
     )
     return 0

@@ -67,6 +67,8 @@ class Neo4jItemStore:
                 "model": w.model,
                 "userId": w.user_id,
                 "due": w.vector_due,
+                "createdAt": w.created_at,
+                "updatedAt": w.updated_at,
             }
             for w in sorted(writes, key=lambda w: (w.path, w.key))
             if w.value is not None
@@ -97,6 +99,21 @@ class Neo4jItemStore:
     async def page(self, tenant: str, prefix: str, skip: int, first: int) -> list[StoredItem]:
         records = await self.graph.run(
             "item/page", {"tenant": tenant, "prefix": prefix, "skip": skip, "first": first}
+        )
+        return [_item(r) for r in records]
+
+    async def scan(
+        self, tenant: str, prefix: str, after_path: str, after_key: str, first: int
+    ) -> list[StoredItem]:
+        records = await self.graph.run(
+            "item/scan",
+            {
+                "tenant": tenant,
+                "prefix": prefix,
+                "afterPath": after_path,
+                "afterKey": after_key,
+                "first": first,
+            },
         )
         return [_item(r) for r in records]
 

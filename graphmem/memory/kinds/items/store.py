@@ -15,13 +15,14 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from graphmem import jsonscan
 from graphmem.cputime import in_thread
-from graphmem.domain.models import utcnow
+from graphmem.domain.models import EventKind, as_utc, utcnow
 from graphmem.enrich.embed import Embedder
 from graphmem.errors import BadInput
 from graphmem.memory.kinds.items import paths as p
@@ -29,8 +30,9 @@ from graphmem.memory.kinds.items import values as v
 from graphmem.memory.kinds.items.vectors import DEFER_MAX, Costs, Free, ItemVectors
 from graphmem.memory.search.querytext import terms
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged
-from graphmem.stores import ItemStore
+from graphmem.stores import ChangeFeed, ItemStore
 from graphmem.stores.models_items import ItemText, ItemWrite, StoredItem
+from graphmem.stores.null import NullBus
 
 #: puts (or deletes) in one request, gets in one request
 MAX_PUTS = 500
@@ -66,6 +68,10 @@ class ItemPut:
     value: str | None
     index: Sequence[str] | None = None
     indexed: bool = True
+    #: an import's exported times (both or neither): the put then never replaces a
+    #: version the store holds that is as new or newer
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
 
 def parse_value(text: str) -> dict[str, Any]:
@@ -100,6 +106,18 @@ def _match(labels: tuple[str, ...], pattern: Sequence[str], suffix: bool) -> boo
     return all(want in ("*", have) for want, have in zip(pattern, part, strict=True))
 
 
+def _times(put: ItemPut) -> tuple[datetime | None, datetime | None]:
+    if (put.created_at is None) != (put.updated_at is None):
+        raise BadInput("createdAt and updatedAt: both or neither", field="updatedAt")
+    try:
+        return (
+            as_utc(put.created_at) if put.created_at else None,
+            as_utc(put.updated_at) if put.updated_at else None,
+        )
+    except ValueError as exc:
+        raise BadInput(f"updatedAt: {exc}", field="updatedAt") from exc
+
+
 class ItemMemory:
     def __init__(
         self,
@@ -109,8 +127,11 @@ class ItemMemory:
         quota: Quota = UNLIMITED,
         vectors: ItemVectors | None = None,
         costs: Costs | None = None,
+        events: ChangeFeed | None = None,
     ) -> None:
         self.store = store
+        #: the change feed hears of each batch after it committed
+        self.events: ChangeFeed = events or NullBus()
         self.embedder = embedder
         self.query_vector = query_vector
         self.quota = quota
@@ -136,6 +157,7 @@ class ItemMemory:
                 writes.append(ItemWrite(path=path, key=key, value=None))
                 continue
             value = parse_value(put.value)
+            times = _times(put)
             labels = p.labels_of(path)
             text = v.text_of(value, v.check_index(put.index)) if put.indexed else ""
             user = labels[1] if len(labels) >= 2 and labels[0] == "users" else None
@@ -147,6 +169,8 @@ class ItemMemory:
                     text=text or None,
                     scope=p.scope_of(tenant, labels) if text else None,
                     user_id=user,
+                    created_at=times[0],
+                    updated_at=times[1],
                 )
             )
             if text:
@@ -174,7 +198,18 @@ class ItemMemory:
                 tenant,
                 [ItemText(path=writes[n].path, key=writes[n].key, text=t) for n, t in to_embed],
             )
+        await self._announce(tenant, writes)
         return written
+
+    async def _announce(self, tenant: str, writes: Sequence[ItemWrite]) -> None:
+        for kind, deleted in ((EventKind.ITEMS_PUT, False), (EventKind.ITEMS_DELETED, True)):
+            named = [
+                {"namespace": list(p.labels_of(w.path)), "key": w.key}
+                for w in writes
+                if (w.value is None) == deleted
+            ]
+            if named:
+                await self.events.publish(tenant, kind, items=named)
 
     # --- reads --------------------------------------------------------------------------
     async def get(
@@ -187,6 +222,24 @@ class ItemMemory:
             for ns, key in keys
         ]
         return await self.store.get(tenant, asked)
+
+    async def scan(
+        self,
+        tenant: str,
+        prefix: Sequence[str],
+        after: tuple[Sequence[str], str] | None,
+        first: int,
+    ) -> list[StoredItem]:
+        """Every item under the namespace prefix by (namespace path, key), ``first``
+        after ``after`` (the last item of the previous page): what an export reads."""
+        if not 1 <= first <= MAX_LIMIT:
+            raise BadInput(f"first: 1 to {MAX_LIMIT}", field="first")
+        start = p.path_of(p.check_labels(prefix, "namespacePrefix", empty=True))
+        if after is None:
+            return await self.store.scan(tenant, start, "", "", first)
+        labels = p.check_labels(after[0], "after.namespace", empty=False)
+        last = p.path_of(labels), p.check_key(after[1])
+        return await self.store.scan(tenant, start, *last, first)
 
     async def search(
         self,

@@ -8,14 +8,19 @@
 // then), unless the item already holds the vector of this very text ($model's): a
 // value changed outside its indexed text keeps its vector. A row with an embedding
 // sets it now.
+// A row from an import carries its exported createdAt and updatedAt: it never replaces
+// a version the tenant holds that is as new or newer, so importing a file twice changes
+// nothing and an import never undoes a later put.
 CALL () {
   UNWIND $puts AS row
   MERGE (n:StoreItem {tenant: $tenant, path: row.path, key: row.key})
-    ON CREATE SET n:$($label), n.createdAt = $now
+    ON CREATE SET n:$($label), n.createdAt = coalesce(row.createdAt, $now)
+  WITH n, row
+  WHERE row.updatedAt IS NULL OR n.updatedAt IS NULL OR n.updatedAt < row.updatedAt
   WITH n, row,
        row.due AND coalesce(n.itemText = row.text AND n.model = $model, false) AS kept
   SET n.value = row.value, n.itemText = row.text, n.itemScope = row.scope,
-      n.userId = row.userId, n.updatedAt = $now,
+      n.userId = row.userId, n.updatedAt = coalesce(row.updatedAt, $now),
       n.vectorDue = CASE WHEN row.due AND NOT kept THEN $now END
   FOREACH (_ IN CASE WHEN kept THEN [] ELSE [1] END |
     SET n.embedding = row.embedding, n.model = row.model)

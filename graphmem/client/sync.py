@@ -12,6 +12,7 @@ import httpx
 from graphmem.client import operations as ops
 from graphmem.client.erasure import ErasureCalls
 from graphmem.client.errors import Unavailable
+from graphmem.client.knowledge import KnowledgeCalls
 from graphmem.client.models import (
     At,
     Enrichment,
@@ -20,7 +21,6 @@ from graphmem.client.models import (
     MemoryItem,
     MemoryPage,
     RecallResult,
-    ScoredEpisode,
     ScoredMemory,
     SpillResult,
     Status,
@@ -43,7 +43,7 @@ from graphmem.client.transport import (
 T = TypeVar("T")
 
 
-class Graphmem(ErasureCalls):
+class Graphmem(ErasureCalls, KnowledgeCalls):
     """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
 
     Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE
@@ -258,11 +258,6 @@ class Graphmem(ErasureCalls):
             "signature": signature,
         }
         return self._run(ops.record_episode({k: v for k, v in episode.items() if v is not None}))
-
-    def similar_episodes(
-        self, query: str, *, signature: str | None = None, limit: int = 5
-    ) -> list[ScoredEpisode]:
-        return self._run(ops.similar_episodes(query, signature, limit))
 
     def owned_tasks(self, owner: str, *, first: int = 100, after: str | None = None) -> TaskPage:
         """One page of the tasks ``owner`` holds now, each with its steps, hand-overs and

@@ -9,8 +9,9 @@ every tier, retracted ones included: id, sessionId, userId, content, type, tier,
 retracted memory retractedAt and retractReason (an import retracts it again). Then one
 ``kind: entity`` line per entity the user mentioned, for reading; import skips them, since
 spilling the memories derives them again. Last, one ``kind: task`` line per task the user
-owns (whose owner is the user's id), with its steps, hand-overs and episodes, as
-``importTask`` takes it back.
+owns (whose owner is the user's id), with its steps, hand-overs and episodes (each with
+createdAt and recordedAt), as ``importTask`` takes it back. An import keeps when things
+happened and records them anew: a memory's or an episode's recordedAt is read, not kept.
 """
 
 from __future__ import annotations

@@ -33,6 +33,19 @@ log = logging.getLogger("graphmem.mcp")
 
 TOOL_TYPES = ["message", "fact", "decision", "entity", "context", "preference"]
 
+#: the reads' moment (``_moment``), on every tier tool that reads memories. memory_status
+#: has none: it reports the tiers as they are now and what to do next, as GraphQL's
+#: memoryStatus does; the nine memory-server tools keep the reference's shapes.
+MOMENT_PROPERTIES: dict[str, Any] = {
+    "asOf": {"type": "string", "description": "ISO 8601: what graphmem held then (record time)"},
+    "validAt": {"type": "string", "description": "ISO 8601: what was true then (valid time)"},
+    "includeHistory": {
+        "type": "boolean",
+        "default": False,
+        "description": "retracted memories too",
+    },
+}
+
 TIER_TOOLS = [
     types.Tool(
         name="memory_add",
@@ -57,19 +70,7 @@ TIER_TOOLS = [
                 "query": {"type": "string", "description": "What to search for"},
                 "limit": {"type": "number", "default": 3},
                 "autoPromote": {"type": "boolean", "default": True},
-                "asOf": {
-                    "type": "string",
-                    "description": "ISO 8601: what graphmem held then (record time)",
-                },
-                "validAt": {
-                    "type": "string",
-                    "description": "ISO 8601: what was true then (valid time)",
-                },
-                "includeHistory": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "retracted memories too",
-                },
+                **MOMENT_PROPERTIES,
             },
             "required": ["sessionId", "query"],
         },

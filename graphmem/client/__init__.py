@@ -23,6 +23,7 @@ from graphmem.client.errors import (
     Unavailable,
 )
 from graphmem.client.items import StoreItem, item_put
+from graphmem.client.knowledge import MappingVote, PriorKnowledge, StructuredRecord
 from graphmem.client.models import (
     At,
     Enrichment,
@@ -61,9 +62,11 @@ __all__ = [
     "GraphmemError",
     "ImportedTask",
     "Internal",
+    "MappingVote",
     "MemoryItem",
     "MemoryPage",
     "NotFound",
+    "PriorKnowledge",
     "QuotaExceeded",
     "RateLimited",
     "RecallResult",
@@ -75,6 +78,7 @@ __all__ = [
     "Status",
     "Step",
     "StoreItem",
+    "StructuredRecord",
     "Task",
     "TaskHandle",
     "TaskPage",

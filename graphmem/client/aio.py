@@ -15,6 +15,7 @@ from graphmem.client import operations as ops
 from graphmem.client.erasure import AsyncErasureCalls
 from graphmem.client.errors import Internal, Unauthenticated, Unavailable, from_graphql
 from graphmem.client.items import StoreItem
+from graphmem.client.knowledge import AsyncKnowledgeCalls
 from graphmem.client.models import (
     At,
     Enrichment,
@@ -24,7 +25,6 @@ from graphmem.client.models import (
     MemoryItem,
     MemoryPage,
     RecallResult,
-    ScoredEpisode,
     ScoredMemory,
     SpillResult,
     Status,
@@ -47,7 +47,7 @@ from graphmem.client.transport import (
 T = TypeVar("T")
 
 
-class AsyncGraphmem(AsyncErasureCalls):
+class AsyncGraphmem(AsyncErasureCalls, AsyncKnowledgeCalls):
     """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
 
     Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE
@@ -294,11 +294,6 @@ class AsyncGraphmem(AsyncErasureCalls):
         return await self._run(
             ops.record_episode({k: v for k, v in episode.items() if v is not None})
         )
-
-    async def similar_episodes(
-        self, query: str, *, signature: str | None = None, limit: int = 5
-    ) -> list[ScoredEpisode]:
-        return await self._run(ops.similar_episodes(query, signature, limit))
 
     async def owned_tasks(
         self, owner: str, *, first: int = 100, after: str | None = None

@@ -233,8 +233,11 @@ class Episode:
     lessons: list[str]
     metrics: dict[str, Any]
     mappings: dict[str, Any]
+    #: valid time (when it happened) and record time (when graphmem learned of it)
+    created_at: datetime | None = None
+    recorded_at: datetime | None = None
 
-    FIELDS = "id taskId outcome success signature lessons metrics mappings"
+    FIELDS = "id taskId outcome success signature lessons metrics mappings createdAt recordedAt"
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> Episode:
@@ -247,6 +250,8 @@ class Episode:
             d["lessons"],
             d["metrics"] or {},
             d["mappings"] or {},
+            _time(d.get("createdAt")),
+            _time(d.get("recordedAt")),
         )
 
 
@@ -294,7 +299,8 @@ class TaskPage:
         "next items { task { id description status owner generation createdAt completedAt "
         "steps { action result status order startedAt endedAt owner generation } "
         "transfers { fromOwner toOwner fromGeneration toGeneration reason at } } "
-        "episodes { description outcome success signature lessons metrics mappings createdAt } }"
+        "episodes { description outcome success signature lessons metrics mappings createdAt "
+        "recordedAt } }"
     )
 
     @classmethod

@@ -16,7 +16,6 @@ from graphmem.client.models import (
     MemoryItem,
     MemoryPage,
     RecallResult,
-    ScoredEpisode,
     ScoredMemory,
     SpillResult,
     Status,
@@ -230,15 +229,6 @@ def record_episode(episode: dict[str, Any]) -> Op[Episode]:
         f"mutation($i: EpisodeInput!) {{ recordEpisode(input: $i) {{ {Episode.FIELDS} }} }}",
         {"i": episode},
         lambda d: Episode.of(d["recordEpisode"]),
-    )
-
-
-def similar_episodes(query: str, signature: str | None, limit: int) -> Op[list[ScoredEpisode]]:
-    return Op(
-        "query($q: String!, $s: String, $l: Int!) "
-        f"{{ similarEpisodes(query: $q, signature: $s, limit: $l) {{ {ScoredEpisode.FIELDS} }} }}",
-        _some(q=query, s=signature, l=limit),
-        lambda d: [ScoredEpisode.of(e) for e in d["similarEpisodes"]],
     )
 
 

@@ -13,6 +13,7 @@ from graphmem.client import operations as ops
 from graphmem.client.erasure import ErasureCalls
 from graphmem.client.errors import Unavailable
 from graphmem.client.graph_calls import GraphCalls
+from graphmem.client.knowledge import KnowledgeCalls
 from graphmem.client.models import (
     At,
     Enrichment,
@@ -21,7 +22,6 @@ from graphmem.client.models import (
     MemoryItem,
     MemoryPage,
     RecallResult,
-    ScoredEpisode,
     ScoredMemory,
     SpillResult,
     Status,
@@ -44,7 +44,7 @@ from graphmem.client.transport import (
 T = TypeVar("T")
 
 
-class Graphmem(ErasureCalls, GraphCalls):
+class Graphmem(ErasureCalls, GraphCalls, KnowledgeCalls):
     """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
 
     Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE
@@ -259,11 +259,6 @@ class Graphmem(ErasureCalls, GraphCalls):
             "signature": signature,
         }
         return self._run(ops.record_episode({k: v for k, v in episode.items() if v is not None}))
-
-    def similar_episodes(
-        self, query: str, *, signature: str | None = None, limit: int = 5
-    ) -> list[ScoredEpisode]:
-        return self._run(ops.similar_episodes(query, signature, limit))
 
     def owned_tasks(self, owner: str, *, first: int = 100, after: str | None = None) -> TaskPage:
         """One page of the tasks ``owner`` holds now, each with its steps, hand-overs and

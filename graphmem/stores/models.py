@@ -156,7 +156,10 @@ class Episode(StoreModel):
     lessons: list[str] = Field(default_factory=list)
     metrics: dict[str, Any] = Field(default_factory=dict)
     mappings: dict[str, Any] = Field(default_factory=dict)
+    #: valid time: when it happened (the moment it was recorded, or the exported one)
     created_at: datetime | None = None
+    #: record time: when this graphmem learned of it
+    recorded_at: datetime | None = None
 
 
 class OwnedTask(StoreModel):
@@ -189,6 +192,8 @@ class Reflection(StoreModel):
     signature: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
     evidence: list[str] = Field(default_factory=list)
+    #: when it was first found; reflect updates it in place after that
+    recorded_at: datetime | None = None
 
 
 # --- short-term, personas, records ------------------------------------------------------
@@ -204,6 +209,7 @@ class StoredRecord(StoreModel):
     #: the record as JSON text (Neo4j properties cannot hold maps)
     data: str
     created_at: datetime | None = None
+    recorded_at: datetime | None = None
 
 
 # --- enrichment -------------------------------------------------------------------------

@@ -144,6 +144,7 @@ class EpisodeStore(Protocol):
         signature: str | None,
         boost: float,
         limit: int,
+        moment: Moment = ...,
     ) -> list[ScoredEpisode]: ...
     async def with_steps(self, tenant: str, signature: str | None) -> list[EpisodeSteps]: ...
     async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> Reflection: ...
@@ -179,7 +180,12 @@ class ProfileStore(Protocol):
         now: datetime,
     ) -> datetime | None: ...
     async def records(
-        self, tenant: str, schema: str, where: dict[str, Any], limit: int
+        self,
+        tenant: str,
+        schema: str,
+        where: dict[str, Any],
+        limit: int,
+        as_of: datetime | None = None,
     ) -> list[StoredRecord]: ...
 
 

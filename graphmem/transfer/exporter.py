@@ -9,9 +9,11 @@ every tier, retracted ones included: id, sessionId, userId, content, type, tier,
 retracted memory retractedAt and retractReason (an import retracts it again). Then one
 ``kind: entity`` line per entity the user mentioned, for reading; import skips them, since
 spilling the memories derives them again. Last, one ``kind: task`` line per task the user
-owns (whose owner is the user's id), with its steps, hand-overs and episodes, as
-``importTask`` takes it back. Then the user's store items (those under the namespace
-("users", userId, ...), which forgetUser erases; ``graphs.py``).
+owns (whose owner is the user's id), with its steps, hand-overs and episodes (each with
+createdAt and recordedAt), as ``importTask`` takes it back. An import keeps when things
+happened and records them anew: a memory's or an episode's recordedAt is read, not kept.
+Then the user's store items (those under the namespace ("users", userId, ...), which
+forgetUser erases; ``graphs.py``).
 
 Without a user (``export_tenant``), the export holds the receipts, then every store
 item of the tenant and its knowledge graph: entities, then relations. The header's

@@ -190,3 +190,27 @@ async def test_item_and_knowledge_graph_events_reach_only_their_tenants_subscrib
         # the other tenant's subscriber heard none of it
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(stranger.recv(), 2)
+
+
+async def test_tenants_cannot_read_each_others_episodes_or_records_at_a_moment(api: Api) -> None:
+    """priorKnowledge, similarEpisodes and records at a moment are scoped by the key's
+    tenant too: a moment that sees everything recorded sees only the tenant's own."""
+    a, b = list(api.keys)
+    episode = """mutation { recordEpisode(input: {description: "Import the sales sheet",
+      outcome: "imported", success: true, mappings: {Qty: "quantity"}}) { id } }"""
+    await api.data(episode, tenant=a)
+    schema = 'mutation { registerRecordSchema(name: "visit", schema: {type: "object"}) }'
+    for tenant in (a, b):
+        await api.data(schema, tenant=tenant)
+    add = 'mutation { addRecord(schema: "visit", data: {place: "Oslo"}) { id } }'
+    await api.data(add, tenant=a)
+    at = 'asOf: "2999-01-01T00:00:00Z", validAt: "2999-01-01T00:00:00Z", includeHistory: true'
+    prior = f'{{ priorKnowledge(query: "sales sheet", {at}) {{ votes {{ value }} }} }}'
+    similar = f'{{ similarEpisodes(query: "sales sheet", {at}) {{ episode {{ id }} }} }}'
+    records = '{ records(schema: "visit", asOf: "2999-01-01T00:00:00Z") { id } }'
+    assert (await api.data(prior, tenant=b))["priorKnowledge"]["votes"] == []
+    assert (await api.data(prior, tenant=a))["priorKnowledge"]["votes"] == [{"value": "quantity"}]
+    assert (await api.data(similar, tenant=b))["similarEpisodes"] == []
+    assert len((await api.data(similar, tenant=a))["similarEpisodes"]) == 1
+    assert (await api.data(records, tenant=b))["records"] == []
+    assert len((await api.data(records, tenant=a))["records"]) == 1

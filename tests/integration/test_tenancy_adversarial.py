@@ -134,6 +134,8 @@ SEPISODE = f"episode {{ {EPISODE} }} similarity cosine signatureMatch"
 REFLECTION = "id kind pattern support confidence signature details evidence"
 PERSONA = f"agentId role tone expertise constraints learnedTraits {{ {SCORED} }} prompt source"
 RECORD = "id schema data"
+#: reads at a moment that sees everything recorded, A's included were they not fenced
+FAR_MOMENT = 'asOf: "2999-01-01T00:00:00Z", validAt: "2999-01-01T00:00:00Z", includeHistory: true'
 STORE_ITEM = "namespace key valueJson createdAt updatedAt score"
 MESSAGE = "role content timestamp"
 STATUS = "sessionId hot { items tokens limit utilizationPercent } warm { items tokens } cold { items tokens } suggestions { type reason itemIds }"
@@ -250,6 +252,8 @@ ATTEMPTS: list[Attempt] = [
     Attempt("similarEpisodes(A's signature)", "similarEpisodes", const(q("similarEpisodes", f'(query: "deploy", signature: "{SIG}")', SEPISODE)), "same"),
     Attempt("priorKnowledge(query)", "priorKnowledge", const(q("priorKnowledge", f'(query: "{QUERY}")', f"votes {{ key value confidence votes alternatives }} episodes {{ {SEPISODE} }}")), "same"),
     Attempt("priorKnowledge(signature, validValues)", "priorKnowledge", const(q("priorKnowledge", f'(query: "deploy", signature: "{SIG}", validValues: ["x"])', f"votes {{ key value }} episodes {{ {SEPISODE} }}")), "same"),
+    Attempt("priorKnowledge(at a far moment, history)", "priorKnowledge", const(q("priorKnowledge", f'(query: "deploy", signature: "{SIG}", {FAR_MOMENT})', f"votes {{ key value }} episodes {{ {SEPISODE} }}")), "same"),
+    Attempt("similarEpisodes(at a far moment, history)", "similarEpisodes", const(q("similarEpisodes", f'(query: "{QUERY}", limit: 50, {FAR_MOMENT})', SEPISODE)), "same"),
     Attempt("reflections()", "reflections", const(q("reflections", "", REFLECTION)), "same"),
     Attempt("reflections(A's signature)", "reflections", const(q("reflections", f'(signature: "{SIG}")', REFLECTION)), "same"),
     Attempt("workingMemory(A's task)", "workingMemory", A(q("workingMemory", '(taskId: "<task>")')), "nothing", empty),
@@ -259,6 +263,8 @@ ATTEMPTS: list[Attempt] = [
     Attempt("persona(A-only agent)", "persona", const(q("persona", f'(agentId: "{A_ONLY_AGENT}")', PERSONA)), "denied"),
     Attempt("records(shared schema)", "records", const(q("records", f'(schema: "{SCHEMA}", limit: 1000)', RECORD)), "same"),
     Attempt("records(shared schema, A's where)", "records", const(q("records", f'(schema: "{SCHEMA}", where: {{code: "zephyr"}})', RECORD)), "same"),
+    Attempt("records(shared schema, asOf far ahead)", "records", const(q("records", f'(schema: "{SCHEMA}", limit: 1000, asOf: "9999-12-31T23:59:59-18:00")', f"{RECORD} recordedAt")), "same"),
+    Attempt("records(A-only schema, asOf far ahead)", "records", const(q("records", f'(schema: "{A_ONLY_SCHEMA}", asOf: "2999-01-01T00:00:00Z")', RECORD)), "nothing", empty),
     Attempt("records(A-only schema)", "records", const(q("records", f'(schema: "{A_ONLY_SCHEMA}")', RECORD)), "nothing", empty),
     Attempt("retrieve(every kind, shared names, A's task)", "retrieve", A(q("retrieve", f'(query: "{QUERY}", kinds: {ALL_KINDS}, sessionId: "{SESSION}", userId: "{USER}", taskId: "<task>", agentId: "{AGENT}", schema: "{SCHEMA}", limit: 50)', RETRIEVED)), "same"),
     Attempt("retrieve(A-only names)", "retrieve", const(q("retrieve", f'(query: "{QUERY}", sessionId: "{A_ONLY_SESSION}", userId: "{A_ONLY_USER}", schema: "{A_ONLY_SCHEMA}", kinds: [SHORT_TERM, LONG_TERM, ENTITY, STRUCTURED])', RETRIEVED)), "nothing", lambda v: all(empty(x) for x in v.values())),
@@ -272,6 +278,7 @@ ATTEMPTS: list[Attempt] = [
     Attempt("MCP memory_status(shared session)", "memory_status", const(json.dumps({"sessionId": SESSION})), "same", via="mcp"),
     Attempt("MCP memory_status(A-only session)", "memory_status", const(json.dumps({"sessionId": A_ONLY_SESSION})), "nothing", zero_status, via="mcp"),
     Attempt("MCP memory_recall(A-only session)", "memory_recall", const(json.dumps({"sessionId": A_ONLY_SESSION, "query": QUERY, "limit": 20})), "nothing", no_items, via="mcp"),
+    Attempt("MCP memory_recall(A-only session, at a far moment, history)", "memory_recall", const(json.dumps({"sessionId": A_ONLY_SESSION, "query": QUERY, "limit": 20, "autoPromote": False, "asOf": "2999-01-01T00:00:00+00:00", "validAt": "2999-01-01T00:00:00+00:00", "includeHistory": True})), "nothing", no_items, via="mcp"),
     Attempt("MCP memory_recall(shared session)", "memory_recall", const(json.dumps({"sessionId": SESSION, "query": QUERY, "limit": 20, "autoPromote": True})), "own", via="mcp"),
     Attempt("MCP memory_spill(A-only session)", "memory_spill", const(json.dumps({"sessionId": A_ONLY_SESSION})), "nothing", lambda v: v["spilledCount"] == 0, via="mcp"),
     Attempt("MCP memory_spill(shared session, count 100)", "memory_spill", const(json.dumps({"sessionId": SESSION, "count": 100})), "own", via="mcp"),

@@ -205,3 +205,32 @@ async def test_mcp_recall_reads_at_a_moment(live_api: LiveApi) -> None:
             )
             assert result.is_error
             assert json.loads(result.content[0].text)["error"]["code"] == "BAD_INPUT"  # type: ignore[union-attr]
+
+
+async def test_mcp_tools_that_read_memories_take_the_moment(
+    live_api: LiveApi, stack: Stack
+) -> None:
+    """Every graphmem tool that reads memories takes the reads' moment, over both
+    transports; memory_status (the tiers now) and the nine memory-server tools (the
+    reference's shapes) take none (docs/integrations.md)."""
+    moment = {"asOf", "validAt", "includeHistory"}
+    async with mcp_http(live_api) as driver:
+        tools = {t.name: t for t in (await driver.client.list_tools()).tools}
+    with_moment = {n for n, t in tools.items() if moment <= set(t.input_schema["properties"])}
+    assert with_moment == {"memory_recall"}
+    assert all(
+        not moment & set(t.input_schema["properties"])
+        for t in tools.values()
+        if t.name not in with_moment
+    )
+    session = f"moment-{uuid.uuid4().hex[:8]}"
+    before = datetime.now(UTC).isoformat()
+    await asyncio.sleep(0.05)
+    async with mcp_stdio(live_api, stack) as driver:
+        await driver.add(session, "The offsite is in Lisbon", "fact")
+        await driver.spill(session)
+        args = {"sessionId": session, "query": "offsite", "autoPromote": False}
+        now = await driver._call("memory_recall", args)
+        assert [i["content"] for i in now["items"]] == ["The offsite is in Lisbon"]
+        assert (await driver._call("memory_recall", args | {"asOf": before}))["items"] == []
+        assert (await driver._call("memory_recall", args | {"validAt": before}))["items"] == []

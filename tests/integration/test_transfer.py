@@ -13,6 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,11 @@ def test_locomo_round_trip_into_another_tenant(url: str, tmp_path: Path) -> None
         assert any(json.loads(line)["kind"] == "entity" for line in (tmp_path / user).open())
         tasks, copied_tasks = exported_tasks(tmp_path / user), exported_tasks(tmp_path / "copy")
         assert copied_tasks == tasks and len(tasks) == owned[user]
+        # the same happenings, recorded again by the copy at its import
+        source_times, copy_times = episode_times(tmp_path / user), episode_times(tmp_path / "copy")
+        assert len(source_times) == 2 and [c for c, _ in copy_times] == [c for c, _ in source_times]
+        assert all(r == c for c, r in source_times)
+        assert all(datetime.fromisoformat(r) > datetime.fromisoformat(c) for c, r in copy_times)
     # The tasks came back whole: a rerun of the import skips them, and their episodes
     # are found and voted on in the copy as in the source.
     again = ok(cli(url, KEYS["copy"], "import", str(tmp_path / users[0]), "--quiet"))
@@ -153,10 +159,23 @@ def tasks_of(gm: Graphmem, user: str) -> int:
 
 
 def exported_tasks(path: Path) -> list[dict[str, Any]]:
-    """Exported tasks without their import ids (the ids they had where they came from)."""
+    """Exported tasks without their import ids (the ids they had where they came from)
+    and their episodes' record times (the copy learned of them at the import)."""
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    tasks = [{k: v for k, v in t.items() if k != "importId"} for t in lines if t["kind"] == "task"]
+    tasks = [
+        {k: v for k, v in t.items() if k != "importId"}
+        | {"episodes": [{k: v for k, v in e.items() if k != "recordedAt"} for e in t["episodes"]]}
+        for t in lines
+        if t["kind"] == "task"
+    ]
     return sorted(tasks, key=lambda t: t["description"])
+
+
+def episode_times(path: Path) -> list[tuple[str, str]]:
+    """When each exported episode happened and was recorded."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    tasks = [t for t in lines if t["kind"] == "task"]
+    return sorted((e["createdAt"], e["recordedAt"]) for t in tasks for e in t["episodes"])
 
 
 def found(hits: list[ScoredMemory]) -> list[tuple[str, str, float]]:

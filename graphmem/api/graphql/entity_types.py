@@ -248,7 +248,13 @@ class Episode:
     lessons: list[str]
     metrics: JSON
     mappings: JSON
-    created_at: datetime | None
+    created_at: datetime | None = strawberry.field(
+        description="Valid time: when it happened (when it was recorded; an imported "
+        "episode keeps the exported time)"
+    )
+    recorded_at: datetime | None = strawberry.field(
+        description="Record time: when graphmem learned of it (asOf compares this)"
+    )
 
     @classmethod
     def of(cls, e: models.Episode) -> Episode:
@@ -263,6 +269,7 @@ class Episode:
             metrics=cast(JSON, e.metrics),
             mappings=cast(JSON, e.mappings),
             created_at=e.created_at,
+            recorded_at=e.recorded_at,
         )
 
 
@@ -308,6 +315,9 @@ class Reflection:
     signature: str | None
     details: JSON
     evidence: list[strawberry.ID] = strawberry.field(description="Episodes it derives from")
+    recorded_at: datetime | None = strawberry.field(
+        description="When reflect first found it (it is updated in place after that)"
+    )
 
     @classmethod
     def of(cls, r: models.Reflection) -> Reflection:
@@ -320,6 +330,7 @@ class Reflection:
             signature=r.signature,
             details=cast(JSON, r.details),
             evidence=[strawberry.ID(e) for e in sorted(r.evidence)],
+            recorded_at=r.recorded_at,
         )
 
 

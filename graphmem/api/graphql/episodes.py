@@ -22,6 +22,8 @@ from graphmem.api.graphql.entity_types import (
     Task,
     TaskHandle,
 )
+from graphmem.api.graphql.moments import AsOf, IncludeHistory, ValidAt
+from graphmem.domain.moments import Moment
 from graphmem.errors import BadInput
 from graphmem.memory.episodes.memory import EpisodicMemory
 from graphmem.memory.inputs import check_json
@@ -53,19 +55,29 @@ class EpisodeQuery:
 
     @strawberry.field(
         description="Episodes like the query, by cosine similarity plus a boost of 0.6 for "
-        "an exact structure-signature match."
+        "an exact structure-signature match. asOf: only episodes recorded by then; validAt: "
+        "only episodes that happened by then (createdAt); includeHistory changes nothing "
+        "(an episode is never retracted)."
     )
     async def similar_episodes(
-        self, info: Info[Any, Any], query: str, signature: str | None = None, limit: int = 5
+        self,
+        info: Info[Any, Any],
+        query: str,
+        signature: str | None = None,
+        limit: int = 5,
+        as_of: AsOf = None,
+        valid_at: ValidAt = None,
+        include_history: IncludeHistory = False,
     ) -> list[ScoredEpisode]:
         episodes, tenant = episodes_of(info)
-        return [
-            ScoredEpisode.of(r) for r in await episodes.similar(tenant, query, signature, limit)
-        ]
+        moment = Moment.of(as_of, valid_at, include_history)
+        rows = await episodes.similar(tenant, query, signature, limit, moment)
+        return [ScoredEpisode.of(r) for r in rows]
 
     @strawberry.field(
         description="What similar episodes chose, by similarity-weighted voting: each key's "
-        "winning value and its confidence. validValues drops stale choices first."
+        "winning value and its confidence. validValues drops stale choices first. asOf, "
+        "validAt: only the episodes seen then vote, as in similarEpisodes."
     )
     async def prior_knowledge(
         self,
@@ -74,9 +86,15 @@ class EpisodeQuery:
         signature: str | None = None,
         limit: int = 5,
         valid_values: list[str] | None = None,
+        as_of: AsOf = None,
+        valid_at: ValidAt = None,
+        include_history: IncludeHistory = False,
     ) -> PriorKnowledge:
         episodes, tenant = episodes_of(info)
-        votes, rows = await episodes.prior_knowledge(tenant, query, signature, limit, valid_values)
+        moment = Moment.of(as_of, valid_at, include_history)
+        votes, rows = await episodes.prior_knowledge(
+            tenant, query, signature, limit, valid_values, moment
+        )
         return PriorKnowledge(
             votes=[
                 MappingVote(

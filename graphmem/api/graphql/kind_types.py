@@ -69,6 +69,10 @@ class Record:
     schema: str
     data: JSON
     created_at: datetime | None
+    recorded_at: datetime | None = strawberry.field(
+        description="Record time: when graphmem stored it (records' asOf compares this); "
+        "any valid time the record has is a field of its data"
+    )
 
     @classmethod
     def of(cls, r: manager.Record) -> Record:
@@ -77,6 +81,7 @@ class Record:
             schema=r.schema_name,
             data=cast(JSON, r.data),
             created_at=r.created_at,
+            recorded_at=r.recorded_at,
         )
 
 

@@ -20,7 +20,9 @@ from graphmem.api.graphql.kind_types import (
     RememberResult,
     Retrieved,
 )
+from graphmem.api.graphql.moments import AsOf
 from graphmem.api.graphql.types import ScoredMemory
+from graphmem.domain.moments import Moment
 from graphmem.memory.kinds.router import MemoryKind
 from graphmem.settings import PersonaConfig
 
@@ -53,12 +55,21 @@ class KindsQuery:
         manager, tenant = manager_of(info)
         return Persona.of(await manager.persona(tenant, str(agent_id), query, limit))
 
-    @strawberry.field(description="Structured records of a schema whose fields equal `where`.")
+    @strawberry.field(
+        description="Structured records of a schema whose fields equal `where`, newest "
+        "first. asOf: only those stored by then (record time; records are never changed)."
+    )
     async def records(
-        self, info: Info[Any, Any], schema: str, where: JSON | None = None, limit: int = 50
+        self,
+        info: Info[Any, Any],
+        schema: str,
+        where: JSON | None = None,
+        limit: int = 50,
+        as_of: AsOf = None,
     ) -> list[Record]:
         manager, tenant = manager_of(info)
-        rows = await manager.records(tenant, schema, cast(Any, where), limit)
+        moment = Moment.of(as_of)
+        rows = await manager.records(tenant, schema, cast(Any, where), limit, moment)
         return [Record.of(r) for r in rows]
 
     @strawberry.field(description="Retrieve from several memory types at once.")

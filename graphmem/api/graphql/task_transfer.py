@@ -82,7 +82,14 @@ class ImportedEpisode:
     lessons: list[str] = strawberry.field(default_factory=list)
     metrics: JSON | None = None
     mappings: JSON | None = None
-    created_at: datetime | None = None
+    created_at: datetime | None = strawberry.field(
+        default=None, description="When it happened: kept (default: the moment of the import)"
+    )
+    recorded_at: datetime | None = strawberry.field(
+        default=None,
+        description="When the exporting graphmem learned of it: read, not kept. The "
+        "episode is recorded here at the import, as an imported memory is",
+    )
 
 
 @strawberry.input(description="A task as `graphmem export` writes it")

@@ -82,16 +82,19 @@ class TaskExports(TaskMemory):
             }
             for order, s in enumerate(sorted(owned.steps, key=lambda s: s.order))
         ]
+        # recorded here now, as an imported memory is; when it happened is the export's
+        now = utcnow()
         return await self.store.import_task(
             tenant,
             {
+                "now": now,
                 "importId": import_id,
                 "id": f"task_{uuid.uuid4().hex}",
                 "description": task.description,
                 "status": task.status,
                 "owner": task.owner,
                 "generation": task.generation,
-                "createdAt": task.created_at or utcnow(),
+                "createdAt": task.created_at or now,
                 "completedAt": task.completed_at,
                 "embedding": vectors[0].tolist(),
                 "model": self.embedder.name,
@@ -119,7 +122,7 @@ class TaskExports(TaskMemory):
                         "lessons": list(e.lessons),
                         "metrics": json.dumps(e.metrics),
                         "mappings": json.dumps(e.mappings),
-                        "createdAt": e.created_at,
+                        "createdAt": e.created_at or now,
                         "embedding": vector.tolist(),
                     }
                     for e, vector in zip(owned.episodes, vectors[1:], strict=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.cputime import in_thread
 from graphmem.domain.models import utcnow
+from graphmem.domain.moments import NOW, Moment
 from graphmem.enrich.embed import Embedder, embed_queries
 from graphmem.errors import BadInput
 from graphmem.memory.episodes.exports import TaskExports, episode_text
@@ -140,8 +141,15 @@ class EpisodicMemory(TaskExports):
         return episode
 
     async def similar(
-        self, tenant: str, query: str, signature: str | None = None, limit: int = 5
+        self,
+        tenant: str,
+        query: str,
+        signature: str | None = None,
+        limit: int = 5,
+        moment: Moment = NOW,
     ) -> list[ScoredEpisode]:
+        """``moment``: episodes recorded by its ``as_of`` that happened by its
+        ``valid_at`` (docs/concepts.md, "Two clocks")."""
         if not query.strip():
             raise BadInput("query: must not be empty", field="query")
         if not 1 <= limit <= 100:
@@ -149,7 +157,7 @@ class EpisodicMemory(TaskExports):
         if self.spaces is not None:
             await self.spaces.require(tenant)
         return await self.store.similar(
-            tenant, await self._embed_query(query), signature, SIGNATURE_BOOST, limit
+            tenant, await self._embed_query(query), signature, SIGNATURE_BOOST, limit, moment
         )
 
     async def prior_knowledge(
@@ -159,10 +167,13 @@ class EpisodicMemory(TaskExports):
         signature: str | None = None,
         limit: int = 5,
         valid_values: Sequence[str] | None = None,
+        moment: Moment = NOW,
     ) -> tuple[list[Vote], list[ScoredEpisode]]:
         """Similar episodes vote on each mapping; stale values (not in ``valid_values``, or
-        rejected by the configured hook) are filtered out before the vote."""
-        rows = await self.similar(tenant, query, signature, limit)
+        rejected by the configured hook) are filtered out before the vote. At a moment,
+        only the episodes seen then vote (the votes are counted at each read, never
+        stored, so they are what those episodes said)."""
+        rows = await self.similar(tenant, query, signature, limit, moment)
         allowed = set(valid_values) if valid_values is not None else None
         hook = self.stale_filter
 

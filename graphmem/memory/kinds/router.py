@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from graphmem.cputime import in_thread
 from graphmem.domain.models import MemoryItem, MemoryType, ScoredMemory, utcnow
+from graphmem.domain.moments import NOW, Moment
 from graphmem.errors import BadInput, NotFound, Unavailable
 from graphmem.memory.entities.memory import EntityMemory
 from graphmem.memory.episodes.memory import EpisodicMemory
@@ -76,6 +77,8 @@ class Record(BaseModel):
     schema_name: str
     data: dict[str, Any]
     created_at: datetime | None
+    #: record time: when graphmem stored it (a record is never changed after)
+    recorded_at: datetime | None = None
 
 
 def persona_user(agent_id: str) -> str:
@@ -242,11 +245,27 @@ class MemoryManager:
             )
             if created_at is None:
                 raise NotFound(f"no record schema {schema_name}", schema=schema_name)
-        return Record(id=record_id, schema_name=schema_name, data=data, created_at=created_at)
+        # one write stamps both: a record's valid time, if any, is in its data
+        return Record(
+            id=record_id,
+            schema_name=schema_name,
+            data=data,
+            created_at=created_at,
+            recorded_at=created_at,
+        )
 
     async def records(
-        self, tenant: str, schema_name: str, where: dict[str, Any] | None = None, limit: int = 50
+        self,
+        tenant: str,
+        schema_name: str,
+        where: dict[str, Any] | None = None,
+        limit: int = 50,
+        moment: Moment = NOW,
     ) -> list[Record]:
+        """Records stored by ``moment.as_of`` (now when None). Records are never changed
+        or retracted once added, so record time is all a moment can ask of them."""
+        if moment.valid_at is not None or moment.history:
+            raise BadInput("records: only asOf applies (a record's valid time is its data's)")
         where = where or {}
         if not isinstance(where, dict) or not all(
             isinstance(k, str) and _queryable(v) for k, v in where.items()
@@ -254,10 +273,14 @@ class MemoryManager:
             raise BadInput("where: an object of field → string, number or boolean", field="where")
         if not 1 <= limit <= 1000:
             raise BadInput("limit: must be between 1 and 1000", field="limit")
-        rows = await self.profiles.records(tenant, schema_name, where, limit)
+        rows = await self.profiles.records(tenant, schema_name, where, limit, moment.as_of)
         return [
             Record(
-                id=r.id, schema_name=schema_name, data=json.loads(r.data), created_at=r.created_at
+                id=r.id,
+                schema_name=schema_name,
+                data=json.loads(r.data),
+                created_at=r.created_at,
+                recorded_at=r.recorded_at,
             )
             for r in rows
         ]

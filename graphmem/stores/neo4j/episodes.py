@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from graphmem.domain.moments import NOW, Moment
 from graphmem.stores.models import (
     Episode,
     EpisodeSteps,
@@ -107,6 +108,7 @@ class Neo4jEpisodeStore:
         signature: str | None,
         boost: float,
         limit: int,
+        moment: Moment = NOW,
     ) -> list[ScoredEpisode]:
         records = await self.graph.run(
             "episode/similar",
@@ -116,6 +118,7 @@ class Neo4jEpisodeStore:
                 "signature": signature,
                 "boost": boost,
                 "limit": limit,
+                **moment.params(),
             },
         )
         return [parse.scored_episode(r) for r in records]

@@ -65,10 +65,16 @@ class Neo4jProfileStore:
         return when(records[0]["createdAt"]) if records else None
 
     async def records(
-        self, tenant: str, schema: str, where: dict[str, Any], limit: int
+        self,
+        tenant: str,
+        schema: str,
+        where: dict[str, Any],
+        limit: int,
+        as_of: datetime | None = None,
     ) -> list[StoredRecord]:
         tokens = record_fields.tokens(where)
         records = await self.graph.run(
-            "record/query", {"tenant": tenant, "schema": schema, "tokens": tokens, "limit": limit}
+            "record/query",
+            {"tenant": tenant, "schema": schema, "tokens": tokens, "limit": limit, "asOf": as_of},
         )
         return [parse.stored_record(r) for r in records]

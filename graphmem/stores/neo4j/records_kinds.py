@@ -195,6 +195,7 @@ def episode(e: Row) -> Episode:
         metrics=json_property(e.get("metrics")),
         mappings=json_property(e.get("mappings")),
         created_at=when(e.get("createdAt")),
+        recorded_at=when(e.get("recordedAt") or e.get("createdAt")),
     )
 
 
@@ -221,6 +222,7 @@ def reflection(r: Row) -> Reflection:
         signature=r.get("signature"),
         details=json_property(r.get("details")),
         evidence=list(r.get("evidence") or []),
+        recorded_at=when(r.get("recordedAt") or r.get("createdAt")),
     )
 
 
@@ -235,7 +237,12 @@ def persona(p: Row) -> PersonaConfig:
 
 
 def stored_record(row: Row) -> StoredRecord:
-    return StoredRecord(id=row["id"], data=row["data"], created_at=when(row.get("createdAt")))
+    return StoredRecord(
+        id=row["id"],
+        data=row["data"],
+        created_at=when(row.get("createdAt")),
+        recorded_at=when(row.get("recordedAt")),
+    )
 
 
 # --- the knowledge graph (MCP memory-server tools) --------------------------------------

@@ -1,5 +1,6 @@
 // A task exported from another tenant (or database), with its steps, hand-overs and
-// episodes, as they were: ids are new, times and handles are kept. MERGE on the import
+// episodes, as they were: ids are new, times and handles are kept, but an episode is
+// recorded here now ($now), as an imported memory is. MERGE on the import
 // id (unique per tenant) makes a rerun find the task instead of adding it again; an
 // existing one is returned unchanged ($created false).
 MERGE (t:Task {tenant: $tenant, importId: $importId})
@@ -35,7 +36,7 @@ CALL (t, created) {
     CREATE (n:Episode {tenant: $tenant, id: e.id, taskId: t.id, description: e.description,
                        outcome: e.outcome, success: e.success, signature: e.signature,
                        lessons: e.lessons, metrics: e.metrics, mappings: e.mappings,
-                       createdAt: e.createdAt, embeddingModel: $model})
+                       createdAt: e.createdAt, recordedAt: $now, embeddingModel: $model})
     CREATE (n)-[:OF_TASK]->(t)
     WITH n, e
     CALL db.create.setNodeVectorProperty(n, 'embedding', e.embedding)

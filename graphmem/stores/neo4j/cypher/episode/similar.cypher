@@ -1,7 +1,12 @@
 // Episode similarity (docs/concepts.md#episodes): cosine over episode embeddings, plus a boost for an exact
 // structure-signature match. Episodes per tenant are few enough to rank exactly.
+// Seen at the read's moment: the record-time and valid-time terms of the memories'
+// predicate (memory/text_hits.cypher); an episode is never retracted, so $history
+// changes nothing here.
 MATCH (e:Episode {tenant: $tenant})
 WHERE e.embedding IS NOT NULL
+  AND ($asOf IS NULL OR coalesce(e.recordedAt, e.createdAt) <= $asOf)
+  AND ($validAt IS NULL OR e.createdAt <= $validAt)
 WITH e, 2.0 * vector.similarity.cosine(e.embedding, $embedding) - 1.0 AS cosine,
      ($signature IS NOT NULL AND e.signature = $signature) AS signatureMatch
 WITH e, cosine, signatureMatch,

@@ -1,7 +1,7 @@
 // A reflection keyed by what it says: re-running reflect updates it in place and links
 // exactly the episodes that are its evidence now.
 MERGE (r:Reflection {tenant: $tenant, key: $key})
-  ON CREATE SET r.id = $id, r.createdAt = $now
+  ON CREATE SET r.id = $id, r.createdAt = $now, r.recordedAt = $now
 SET r.kind = $kind, r.pattern = $pattern, r.support = $support, r.confidence = $confidence,
     r.signature = $signature, r.details = $details, r.updatedAt = $now
 WITH r

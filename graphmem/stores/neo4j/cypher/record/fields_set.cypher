@@ -3,4 +3,4 @@
 UNWIND $rows AS row
 MATCH (r:Record {tenant: $tenant, id: row.id})
 SET r = {tenant: r.tenant, id: r.id, schema: r.schema, data: r.data, createdAt: r.createdAt,
-         fields: row.fields}
+         recordedAt: coalesce(r.recordedAt, r.createdAt), fields: row.fields}

@@ -10,7 +10,13 @@ feed). It knows nothing of the server's code: it speaks only the API.
 """
 
 from graphmem.client.aio import AsyncGraphmem
-from graphmem.client.erasure import ErasureReceipt, Forgotten, ReceiptPage
+from graphmem.client.erasure import (
+    ErasureReceipt,
+    Forgotten,
+    ReceiptPage,
+    RecordsForgotten,
+    TaskForgotten,
+)
 from graphmem.client.errors import (
     BadInput,
     Forbidden,
@@ -68,6 +74,7 @@ __all__ = [
     "RateLimited",
     "RecallResult",
     "ReceiptPage",
+    "RecordsForgotten",
     "Retry",
     "ScoredEpisode",
     "ScoredMemory",
@@ -76,6 +83,7 @@ __all__ = [
     "Step",
     "StoreItem",
     "Task",
+    "TaskForgotten",
     "TaskHandle",
     "TaskPage",
     "TierStatus",

@@ -82,7 +82,7 @@ class TaskExports(TaskMemory):
             }
             for order, s in enumerate(sorted(owned.steps, key=lambda s: s.order))
         ]
-        return await self.store.import_task(
+        done = await self.store.import_task(
             tenant,
             {
                 "importId": import_id,
@@ -126,6 +126,13 @@ class TaskExports(TaskMemory):
                 ],
             },
         )
+        if done is None:
+            raise BadInput(
+                f"importId: task {import_id} was forgotten here (or its owner was, after it "
+                "was created); an import does not bring it back",
+                field="importId",
+            )
+        return done
 
 
 def episode_text(

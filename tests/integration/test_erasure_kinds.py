@@ -21,7 +21,9 @@ FORGET_TASK = f"""mutation($t: ID!, $o: String, $g: Int) {{
 EPISODE = """mutation($i: EpisodeInput!) { recordEpisode(input: $i) { id taskId } }"""
 STEP = """mutation($t: ID!, $a: String!, $o: String, $g: Int) {
   addStep(taskId: $t, input: {action: $a, status: FAILED}, owner: $o, generation: $g) { id } }"""
-SET_WM = "mutation($t: ID!, $k: String!, $v: JSON) { setWorkingMemory(taskId: $t, key: $k, value: $v) }"  # noqa: E501
+SET_WM = (
+    "mutation($t: ID!, $k: String!, $v: JSON) { setWorkingMemory(taskId: $t, key: $k, value: $v) }"
+)
 REFLECT = "mutation { reflect { id evidence } }"
 
 
@@ -207,7 +209,7 @@ async def test_forget_records_erases_found_ids_only_and_logs_what_removed_someth
     tenant = next(iter(api.keys))
     schema = {"type": "object", "properties": {"title": {"type": "string"}}}
     await api.data(
-        "mutation($s: JSON!) { registerRecordSchema(name: \"notes\", schema: $s) }", {"s": schema}
+        'mutation($s: JSON!) { registerRecordSchema(name: "notes", schema: $s) }', {"s": schema}
     )
     add = 'mutation($d: JSON!) { addRecord(schema: "notes", data: $d) { id } }'
     gone = (await api.data(add, {"d": {"title": "erase me"}}))["addRecord"]["id"]
@@ -219,7 +221,9 @@ async def test_forget_records_erases_found_ids_only_and_logs_what_removed_someth
     assert done["receipt"]["subject"] == {"kind": "records", "recordIds": [gone, "rec_made_up"]}
     assert done["receipt"]["removed"]["neo4j.nodes"] == {"Record": 1}
     assert done["receipt"]["verification"]["found"]["neo4j.Record"] == 0
-    assert verify(json.loads(done["receipt"]["document"]), api.app.state.service.erasure.key) is None
+    assert (
+        verify(json.loads(done["receipt"]["document"]), api.app.state.service.erasure.key) is None
+    )
     rows = await api.data('query { records(schema: "notes", limit: 10) { id } }')
     assert [r["id"] for r in rows["records"]] == [kept]
     marks = await run_cypher(
@@ -245,21 +249,16 @@ async def test_forget_records_erases_found_ids_only_and_logs_what_removed_someth
     assert [r["id"] for r in rows["records"]] == [kept]
 
 
-async def test_forget_user_erases_the_tasks_they_hold_and_no_other(
-    api: Api, stack: Stack
-) -> None:
+async def test_forget_user_erases_the_tasks_they_hold_and_no_other(api: Api, stack: Stack) -> None:
     tenant = next(iter(api.keys))
-    create = "mutation($o: String) { createTask(description: \"plan the trip\", owner: $o) { id } }"
+    create = 'mutation($o: String) { createTask(description: "plan the trip", owner: $o) { id } }'
     theirs = (await api.data(create, {"o": "ulla"}))["createTask"]["id"]
     agents = (await api.data(create, {"o": "agent-7"}))["createTask"]["id"]
     await api.data(STEP, {"t": theirs, "a": "book", "o": "ulla", "g": 1})
-    await api.data(
-        EPISODE, {"i": {"taskId": theirs, "outcome": "booked", "success": True}}
-    )
+    await api.data(EPISODE, {"i": {"taskId": theirs, "outcome": "booked", "success": True}})
     await api.data(SET_WM, {"t": theirs, "k": "k", "v": "v"})
     await api.data(
-        'mutation { addMemory(input: {sessionId: "ulla-s", userId: "ulla", content: "hi"}) '
-        "{ id } }"
+        'mutation { addMemory(input: {sessionId: "ulla-s", userId: "ulla", content: "hi"}) { id } }'
     )
 
     done = await api.data(
@@ -273,7 +272,9 @@ async def test_forget_user_erases_the_tasks_they_hold_and_no_other(
     assert tasks["neo4j.nodes"]["Episode"] == 1 and tasks["redis.workingMemory"] == 1
     found = user["receipt"]["verification"]["found"]
     assert found["tasks.neo4j.Task"] == 0 and found["tasks.redis.workingMemory"] == 0
-    assert verify(json.loads(user["receipt"]["document"]), api.app.state.service.erasure.key) is None
+    assert (
+        verify(json.loads(user["receipt"]["document"]), api.app.state.service.erasure.key) is None
+    )
     assert codes(await api.gql("query($t: ID!) { task(id: $t) { id } }", {"t": theirs})) == [
         "NOT_FOUND"
     ]

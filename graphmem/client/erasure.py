@@ -73,6 +73,8 @@ class Forgotten:
     receipt: ErasureReceipt
     sessions: int = 0
     messages: int = 0
+    #: tasks the user held, removed (``forget_user`` only)
+    tasks: int = 0
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> Forgotten:
@@ -83,6 +85,7 @@ class Forgotten:
             receipt=ErasureReceipt.of(d["receipt"]),
             sessions=d.get("sessions") or 0,
             messages=d.get("messages") or 0,
+            tasks=d.get("tasks") or 0,
         )
 
 
@@ -159,7 +162,7 @@ def forget_session(session_id: str) -> Op[Forgotten]:
 def forget_user(user_id: str) -> Op[Forgotten]:
     return Op(
         "mutation($u: ID!) { forgetUser(userId: $u) "
-        f"{{ hotMemories graphMemories sessions messages entities {_RECEIPT} }} }}",
+        f"{{ hotMemories graphMemories sessions messages entities tasks {_RECEIPT} }} }}",
         {"u": user_id},
         lambda d: Forgotten.of(d["forgetUser"]),
     )

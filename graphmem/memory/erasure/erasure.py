@@ -17,6 +17,10 @@ The order is what makes it hold against writers in flight:
 
 An error before step 1 changed nothing. One after it leaves the tombstone, so nothing
 comes back, and the same call again finishes the erasure and signs its receipt.
+
+Tasks and records (``forget_task``, ``forget_records``, and the tasks ``forget_user``
+takes) are ``kinds.py``'s, in the same order; every receipt is signed and logged by
+``signed.py``, which keeps out of the log those of erasures that removed nothing.
 """
 
 from __future__ import annotations

@@ -10,7 +10,13 @@ feed). It knows nothing of the server's code: it speaks only the API.
 """
 
 from graphmem.client.aio import AsyncGraphmem
-from graphmem.client.erasure import ErasureReceipt, Forgotten, ReceiptPage
+from graphmem.client.erasure import (
+    ErasureReceipt,
+    Forgotten,
+    ReceiptPage,
+    RecordsForgotten,
+    TaskForgotten,
+)
 from graphmem.client.errors import (
     BadInput,
     Forbidden,
@@ -71,6 +77,7 @@ __all__ = [
     "RateLimited",
     "RecallResult",
     "ReceiptPage",
+    "RecordsForgotten",
     "Retry",
     "ScoredEpisode",
     "ScoredMemory",
@@ -80,6 +87,7 @@ __all__ = [
     "StoreItem",
     "StructuredRecord",
     "Task",
+    "TaskForgotten",
     "TaskHandle",
     "TaskPage",
     "TierStatus",

@@ -1,5 +1,6 @@
 """Erasure through the API (docs/concepts.md#erasure): ``forget_user``,
-``forget_session``, ``forget_memories``, the tenant's receipts and restoring an exported
+``forget_session``, ``forget_memories``, ``forget_task``, ``forget_records``, the
+tenant's receipts and restoring an exported
 one, with the signed receipt each answers, for both clients.
 
 A receipt's ``document`` is the text the server signed (canonical JSON): ``save`` writes
@@ -72,6 +73,8 @@ class Forgotten:
     receipt: ErasureReceipt
     sessions: int = 0
     messages: int = 0
+    #: tasks the user held, removed (``forget_user`` only)
+    tasks: int = 0
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> Forgotten:
@@ -82,7 +85,45 @@ class Forgotten:
             receipt=ErasureReceipt.of(d["receipt"]),
             sessions=d.get("sessions") or 0,
             messages=d.get("messages") or 0,
+            tasks=d.get("tasks") or 0,
         )
+
+
+@dataclass(frozen=True)
+class TaskForgotten:
+    """What ``forget_task`` removed, and its receipt."""
+
+    tasks: int
+    steps: int
+    transfers: int
+    episodes: int
+    reflections: int
+    working_memory: int
+    receipt: ErasureReceipt
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> TaskForgotten:
+        return cls(
+            tasks=d["tasks"],
+            steps=d["steps"],
+            transfers=d["transfers"],
+            episodes=d["episodes"],
+            reflections=d["reflections"],
+            working_memory=d["workingMemory"],
+            receipt=ErasureReceipt.of(d["receipt"]),
+        )
+
+
+@dataclass(frozen=True)
+class RecordsForgotten:
+    """What ``forget_records`` removed, and its receipt."""
+
+    records: int
+    receipt: ErasureReceipt
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> RecordsForgotten:
+        return cls(records=d["records"], receipt=ErasureReceipt.of(d["receipt"]))
 
 
 @dataclass(frozen=True)
@@ -121,9 +162,27 @@ def forget_session(session_id: str) -> Op[Forgotten]:
 def forget_user(user_id: str) -> Op[Forgotten]:
     return Op(
         "mutation($u: ID!) { forgetUser(userId: $u) "
-        f"{{ hotMemories graphMemories sessions messages entities {_RECEIPT} }} }}",
+        f"{{ hotMemories graphMemories sessions messages entities tasks {_RECEIPT} }} }}",
         {"u": user_id},
         lambda d: Forgotten.of(d["forgetUser"]),
+    )
+
+
+def forget_task(task_id: str, owner: str | None, generation: int | None) -> Op[TaskForgotten]:
+    return Op(
+        "mutation($t: ID!, $o: String, $g: Int) { forgetTask(taskId: $t, owner: $o, "
+        "generation: $g) { tasks steps transfers episodes reflections workingMemory "
+        f"{_RECEIPT} }} }}",
+        _some(t=task_id, o=owner, g=generation),
+        lambda d: TaskForgotten.of(d["forgetTask"]),
+    )
+
+
+def forget_records(ids: Sequence[str]) -> Op[RecordsForgotten]:
+    return Op(
+        f"mutation($i: [ID!]!) {{ forgetRecords(ids: $i) {{ records {_RECEIPT} }} }}",
+        {"i": list(ids)},
+        lambda d: RecordsForgotten.of(d["forgetRecords"]),
     )
 
 
@@ -163,6 +222,17 @@ class ErasureCalls:
         """At most 500 ids a call."""
         return self._run(forget_memories(item_ids))
 
+    def forget_task(
+        self, task_id: str, *, owner: str | None = None, generation: int | None = None
+    ) -> TaskForgotten:
+        """Erase a task with its steps, hand-overs, episodes and working memory; an owned
+        task needs its current handle (owner, generation)."""
+        return self._run(forget_task(task_id, owner, generation))
+
+    def forget_records(self, ids: Sequence[str]) -> RecordsForgotten:
+        """Erase structured records by id, at most 500 a call."""
+        return self._run(forget_records(ids))
+
     def erasure_receipts(
         self, *, user_id: str | None = None, after: str | None = None, limit: int = 20
     ) -> ReceiptPage:
@@ -189,6 +259,17 @@ class AsyncErasureCalls:
     async def forget_memories(self, item_ids: Sequence[str]) -> Forgotten:
         """At most 500 ids a call."""
         return await self._run(forget_memories(item_ids))
+
+    async def forget_task(
+        self, task_id: str, *, owner: str | None = None, generation: int | None = None
+    ) -> TaskForgotten:
+        """Erase a task with its steps, hand-overs, episodes and working memory; an owned
+        task needs its current handle (owner, generation)."""
+        return await self._run(forget_task(task_id, owner, generation))
+
+    async def forget_records(self, ids: Sequence[str]) -> RecordsForgotten:
+        """Erase structured records by id, at most 500 a call."""
+        return await self._run(forget_records(ids))
 
     async def erasure_receipts(
         self, *, user_id: str | None = None, after: str | None = None, limit: int = 20

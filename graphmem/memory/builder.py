@@ -47,6 +47,7 @@ from graphmem.stores import (
     GraphStore,
     HotTier,
     ItemStore,
+    KindErasure,
     KnowledgeStore,
     Leases,
     ProfileStore,
@@ -55,6 +56,7 @@ from graphmem.stores import (
 )
 from graphmem.stores.neo4j.entities import Neo4jEntityStore
 from graphmem.stores.neo4j.episodes import Neo4jEpisodeStore
+from graphmem.stores.neo4j.erasure_kinds import Neo4jKindErasure
 from graphmem.stores.neo4j.graph import Neo4jGraphStore
 from graphmem.stores.neo4j.items import Neo4jItemStore
 from graphmem.stores.neo4j.knowledge import Neo4jKnowledgeStore
@@ -155,6 +157,12 @@ class MemoryBuilder:
         """Episodic memory (tasks, steps, episodes) kept in ``store``; None switches it
         off."""
         self._parts.episode_store = store
+        return self
+
+    def with_kind_erasure(self, store: KindErasure | None) -> Self:
+        """Where forgetTask and forgetRecords erase (the graph holding tasks and records);
+        None: they answer UNAVAILABLE and forgetUser leaves tasks alone."""
+        self._parts.kind_erasure = store
         return self
 
     def with_types(
@@ -308,6 +316,7 @@ class MemoryBuilder:
             .with_embedder(embedder)
             .with_query_embedder(query_embedder)
             .with_episodes(Neo4jEpisodeStore(graph))
+            .with_kind_erasure(Neo4jKindErasure(graph))
             .with_knowledge_graph(Neo4jKnowledgeStore(graph))
             .with_types(Neo4jProfileStore(graph), conversation, settings.personas)
             .with_items(Neo4jItemStore(graph))

@@ -58,6 +58,7 @@ from graphmem.stores import (
     GraphStore,
     HotTier,
     ItemStore,
+    KindErasure,
     KnowledgeStore,
     Leases,
     ProfileStore,
@@ -91,6 +92,7 @@ class Parts:
     extractor: EntityExtractor | None = None
     aliases: dict[str, str] = field(default_factory=dict)
     episode_store: EpisodeStore | None = None
+    kind_erasure: KindErasure | None = None
     knowledge_store: KnowledgeStore | None = None
     profiles: ProfileStore | None = None
     items: ItemStore | None = None
@@ -269,6 +271,8 @@ def compose(parts: Parts, hot: HotTier, graph: GraphStore, embedder: Embedder) -
             parts.tombstone_days,
             entities,
             parts.conversation,
+            parts.kind_erasure,
+            parts.working,
         ),
         corrections=Corrections(inputs, hot, graph, spills, events, changes),
         reports=reports,

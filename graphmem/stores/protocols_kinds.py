@@ -24,7 +24,13 @@ from graphmem.domain.knowledge import (
 )
 from graphmem.domain.moments import Moment
 from graphmem.settings import PersonaConfig
-from graphmem.stores.erasure_models import StoredReceipt, SubjectCounts
+from graphmem.stores.erasure_models import (
+    RecordCounts,
+    StoredReceipt,
+    SubjectCounts,
+    TaskCounts,
+    TaskMark,
+)
 from graphmem.stores.models import (
     AliasRule,
     EntityDetail,
@@ -135,7 +141,7 @@ class EpisodeStore(Protocol):
     async def owned_tasks(
         self, tenant: str, owner: str, after: str | None, limit: int
     ) -> list[OwnedTask]: ...
-    async def import_task(self, tenant: str, task: dict[str, Any]) -> tuple[Task, bool]: ...
+    async def import_task(self, tenant: str, task: dict[str, Any]) -> tuple[Task, bool] | None: ...
     async def record_episode(self, tenant: str, episode: dict[str, Any]) -> Episode | None: ...
     async def similar(
         self,
@@ -147,7 +153,9 @@ class EpisodeStore(Protocol):
         moment: Moment = ...,
     ) -> list[ScoredEpisode]: ...
     async def with_steps(self, tenant: str, signature: str | None) -> list[EpisodeSteps]: ...
-    async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> Reflection: ...
+    async def upsert_reflection(
+        self, tenant: str, reflection: dict[str, Any]
+    ) -> Reflection | None: ...
     async def reflections(
         self, tenant: str, kind: str | None, signature: str | None
     ) -> list[Reflection]: ...
@@ -160,6 +168,7 @@ class WorkingStore(Protocol):
     ) -> dict[str, Any] | None: ...
     async def get(self, tenant: str, task_id: str) -> dict[str, Any]: ...
     async def clear(self, tenant: str, task_id: str) -> None: ...
+    async def seal(self, tenant: str, task_id: str, ttl: int) -> int: ...
 
 
 @runtime_checkable
@@ -240,6 +249,35 @@ class GraphErasure(Protocol):
         before: tuple[datetime, str] | None,
         limit: int,
     ) -> list[StoredReceipt]: ...
+
+
+@runtime_checkable
+class KindErasure(Protocol):
+    """Erasure of the kinds beside memories (``graphmem/memory/erasure/kinds.py``): a
+    task with its parts (steps, hand-overs, episodes, reflections drawn from them), the
+    tasks a user holds, records by id. Tombstones and receipts are ``GraphErasure``'s."""
+
+    async def mark_task(
+        self,
+        tenant: str,
+        task_id: str,
+        owner: str | None,
+        generation: int | None,
+        at: datetime,
+        expires_at: datetime,
+        check_handle: bool = True,
+    ) -> TaskMark | None: ...
+    async def task_counts(
+        self,
+        tenant: str,
+        task_ids: Sequence[str],
+        step_ids: Sequence[str] = (),
+        reflection_keys: Sequence[str] = (),
+    ) -> TaskCounts: ...
+    async def remove_task(self, tenant: str, task_id: str) -> dict[str, int]: ...
+    async def user_tasks(self, tenant: str, user_id: str, limit: int) -> list[str]: ...
+    async def record_counts(self, tenant: str, ids: Sequence[str]) -> RecordCounts: ...
+    async def remove_records(self, tenant: str, ids: Sequence[str]) -> tuple[int, int]: ...
 
 
 @runtime_checkable

@@ -3,6 +3,7 @@ name, with the moment of each one's last erasure (docs/cli.md#graphmem-import).
 
 Tombstones expire (``GRAPHMEM_TOMBSTONE_DAYS``); receipts never do, so an import reads
 the target's receipts once and drops a record of an erased user, session or memory
+(or a task, by the id it is exported under)
 
 - when the export was taken before that erasure (its header's moment is earlier): the
   erasure removed everything of the subject the export holds;
@@ -37,14 +38,19 @@ def moment(text: Any) -> datetime | None:
 
 @dataclass
 class Erasures:
-    #: kind ('user', 'session', 'memory') → subject → the moment of its last erasure
+    #: kind ('user', 'session', 'memory', 'task') → subject → the moment of its last erasure
     last: dict[str, dict[str, datetime]] = field(default_factory=dict)
 
     def add(self, receipt: dict[str, Any]) -> None:
         subject, at = receipt.get("subject"), moment(receipt.get("at"))
         if not isinstance(subject, dict) or at is None:
             return
-        for kind, name in (("user", "userId"), ("session", "sessionId")):
+        for kind, name in (
+            ("user", "userId"),
+            ("session", "sessionId"),
+            ("task", "taskId"),
+            ("task", "importId"),
+        ):
             if isinstance(subject.get(name), str):
                 self._mark(kind, [subject[name]], at)
         ids = subject.get("itemIds")
@@ -64,10 +70,16 @@ class Erasures:
         user_id: str | None = None,
         session_id: str | None = None,
         item_id: str | None = None,
+        task_id: str | None = None,
     ) -> bool:
         """Whether a record of these subjects, created then, in an export taken then,
         was erased after it was written."""
-        for kind, s in (("user", user_id), ("session", session_id), ("memory", item_id)):
+        for kind, s in (
+            ("user", user_id),
+            ("session", session_id),
+            ("memory", item_id),
+            ("task", task_id),
+        ):
             at = self.last.get(kind, {}).get(s) if s is not None else None
             if at is None:
                 continue

@@ -252,9 +252,12 @@ class _Run:
         return {r.import_id: m for r, m in zip(records, added, strict=True)}
 
     def task(self, entry: TaskEntry) -> None:
-        owner = entry.task.get("owner")
-        if isinstance(owner, str) and self.erasures().erased(
-            moment(entry.task.get("createdAt")), self.exported, user_id=owner
+        owner, origin = entry.task.get("owner"), entry.task.get("importId")
+        if self.erasures().erased(
+            moment(entry.task.get("createdAt")),
+            self.exported,
+            user_id=owner if isinstance(owner, str) else None,
+            task_id=origin if isinstance(origin, str) else None,
         ):
             self.report.erased += 1
             return

@@ -76,7 +76,7 @@ def test_an_old_export_brings_nothing_erased_back_and_a_new_one_carries_the_rece
         before = io.StringIO()
         assert export_user(gm, "dora", before).memories == 5
         forgotten = gm.forget_user("dora")
-        assert forgotten.receipt.clean
+        assert forgotten.receipt.clean and forgotten.tasks == 0
         after = io.StringIO()
         exported = export_user(gm, "dora", after)
         assert exported.memories == 0 and exported.receipts >= 1
@@ -107,6 +107,33 @@ def test_an_old_export_brings_nothing_erased_back_and_a_new_one_carries_the_rece
     with Graphmem(url, KEY) as gm:
         assert import_file(gm, old, progress=False).erased == 5
         assert gm.memories(user_id="dora").items == []
+
+
+def test_a_forgotten_task_verifies_and_an_old_export_of_it_is_not_imported_again(
+    stack: Stack, url: str, tmp_path: Path
+) -> None:
+    with Graphmem(url, KEY) as gm:
+        task = gm.create_task("erin's migration plan", owner="erin")
+        gm.add_step(task.id, "copy the tables", owner="erin", generation=1)
+        before = io.StringIO()
+        assert export_user(gm, "erin", before).tasks == 1
+        done = gm.forget_task(task.id, owner="erin", generation=1)
+        assert (done.tasks, done.steps) == (1, 1) and done.receipt.clean
+        assert done.receipt.subject == {"kind": "task", "taskId": task.id}
+        assert gm.owned_tasks("erin").items == []
+        nothing = gm.forget_records(["rec_never_was"])
+        assert nothing.records == 0 and nothing.receipt.clean
+        assert nothing.receipt.id not in [r.id for r in gm.erasure_receipts(limit=100).items]
+    code, out = receipt_verify(stack, done.receipt.save(tmp_path / "task.json"), RECEIPT_KEY)
+    assert code == 0 and out.startswith(f"valid: receipt {done.receipt.id}"), out
+    # Long after (the tombstones expired), the receipt alone keeps the old export out.
+    await_cypher(stack, "MATCH (x:Tombstone {tenant: $t}) DETACH DELETE x RETURN 1")
+    old = tmp_path / "erin.jsonl"
+    old.write_text(before.getvalue(), encoding="utf-8")
+    with Graphmem(url, KEY) as gm:
+        report = import_file(gm, old, progress=False)
+        assert report.erased == 1 and report.tasks_added == 0, report
+        assert gm.owned_tasks("erin").items == []
 
 
 async def items(url: str, op: str) -> list[bool]:

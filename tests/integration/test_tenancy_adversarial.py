@@ -274,6 +274,9 @@ ATTEMPTS: list[Attempt] = [
     Attempt("searchItems(every namespace, A's filter)", "searchItems", const(q("searchItems", '(namespacePrefix: [], filter: {kind: "zephyr"}, limit: 100)', STORE_ITEM)), "same"),
     Attempt("itemNamespaces()", "itemNamespaces", const(q("itemNamespaces", "(limit: 100)")), "same"),
     Attempt("itemNamespaces(A-only prefix)", "itemNamespaces", const(q("itemNamespaces", '(prefix: ["a-only"])')), "nothing", empty),
+    Attempt("storeItems(shared namespace)", "storeItems", const(q("storeItems", f"(namespacePrefix: {NS}, first: 100)", STORE_ITEM)), "same"),
+    Attempt("storeItems(A-only namespace, after A's key)", "storeItems", const(q("storeItems", f'(namespacePrefix: ["a-only"], after: {{namespace: {A_ONLY_NS}, key: ""}})', STORE_ITEM)), "nothing", empty),
+    Attempt("knowledgeGraph()", "knowledgeGraph", const(q("knowledgeGraph", "(limit: 500)", "entities { name entityType observations } relations { from to relationType } truncated")), "same"),
     # ---- MCP tools -------------------------------------------------------------------
     Attempt("MCP memory_status(shared session)", "memory_status", const(json.dumps({"sessionId": SESSION})), "same", via="mcp"),
     Attempt("MCP memory_status(A-only session)", "memory_status", const(json.dumps({"sessionId": A_ONLY_SESSION})), "nothing", zero_status, via="mcp"),
@@ -296,6 +299,7 @@ ATTEMPTS: list[Attempt] = [
     Attempt("MCP create_entities(A's names)", "create_entities", const(json.dumps({"entities": [kg_ent(KG_SHARED, "person"), kg_ent(KG_A_ONLY, "project")]})), "own", lambda v: [e["name"] for e in v["entities"]] == [KG_SHARED, KG_A_ONLY], via="mcp"),
     Attempt("MCP add_observations(B's own, A's name)", "add_observations", const(json.dumps({"observations": [{"entityName": KG_A_ONLY, "contents": ["B's own"]}]})), "own", lambda v: v["results"][0]["addedObservations"] == ["B's own"], via="mcp"),
     Attempt("MCP create_relations(B's own, A's names)", "create_relations", const(json.dumps({"relations": [kg_rel(KG_SHARED, KG_A_ONLY, KG_A_REL)]})), "own", lambda v: len(v["relations"]) == 1, via="mcp"),
+    Attempt("mergeKnowledgeGraph(B's own, A's names)", "mergeKnowledgeGraph", const(m("mergeKnowledgeGraph", f'(entities: [{{name: "{KG_A_ONLY}", entityType: "project", observations: ["B merged"]}}], relations: [{{from: "{KG_A_ONLY}", to: "{KG_SHARED}", relationType: "merged"}}])', "entitiesCreated observationsAdded relationsCreated")), "own", lambda v: v == {"entitiesCreated": 0, "observationsAdded": 1, "relationsCreated": 1}),
     # ---- writes with A's ids: refused --------------------------------------------------
     Attempt("spill(shared session, A's hot id)", "spill", A(m("spill", f'(sessionId: "{SESSION}", itemIds: ["<hot>"])', "spilledCount spilledIds")), "denied"),
     Attempt("spill(A-only session, A's id)", "spill", A(m("spill", f'(sessionId: "{A_ONLY_SESSION}", itemIds: ["<only>"])', "spilledCount")), "denied"),
@@ -323,6 +327,10 @@ ATTEMPTS: list[Attempt] = [
     Attempt("transferTask(A's unowned task)", "transferTask", A(m("transferTask", '(taskId: "<task>", toOwner: "b", generation: 1)', "owner generation")), "denied"),
     Attempt("completeTask(A's task)", "completeTask", A(m("completeTask", '(taskId: "<task>", status: "hijacked")', TASK)), "denied"),
     Attempt("completeTask(A's episode-made task)", "completeTask", A(m("completeTask", '(taskId: "<episode_task>")', "id status")), "denied"),
+    Attempt("forgetTask(A's task)", "forgetTask", A(m("forgetTask", '(taskId: "<task>")', "tasks steps episodes workingMemory receipt { subject clean }")), "denied"),
+    Attempt("forgetTask(A's owned task, current handle)", "forgetTask", A(m("forgetTask", '(taskId: "<owned_task>", owner: "pipe-2", generation: 2)', "tasks steps transfers episodes")), "denied"),
+    Attempt("forgetTask(A's episode-made task)", "forgetTask", A(m("forgetTask", '(taskId: "<episode_task>")', "tasks episodes reflections")), "denied"),
+    Attempt("forgetRecords(A's record id)", "forgetRecords", A(m("forgetRecords", '(ids: ["<record>", "<task>"])', "records receipt { subject removed clean }")), "nothing", lambda v: v["records"] == 0),
     Attempt("recordEpisode(on A's task)", "recordEpisode", A(m("recordEpisode", '(input: {taskId: "<task>", outcome: "b", success: true, signature: "sig-shared"})', EPISODE)), "denied"),
     Attempt("remember(EPISODIC on A's task)", "remember", A(m("remember", '(input: {kind: EPISODIC, content: "b", taskId: "<owned_task>"})', REMEMBER)), "denied"),
     Attempt("remember(STRUCTURED, A-only schema)", "remember", const(m("remember", f'(input: {{kind: STRUCTURED, schema: "{A_ONLY_SCHEMA}", data: {{title: "b"}}}})', REMEMBER)), "denied"),

@@ -32,6 +32,8 @@ EXPENSIVE = frozenset(
         "forgetUser",
         "forgetSession",
         "forgetMemories",
+        "forgetTask",
+        "forgetRecords",
         "find",
         "stats",
         "retrieve",

@@ -13,8 +13,10 @@ from graphmem.api.graphql.context import service_of
 from graphmem.api.graphql.erasure_types import (
     ErasureReceipt,
     ErasureReceiptPage,
+    ForgetRecordsResult,
     ForgetResult,
     ForgetSessionResult,
+    ForgetTaskResult,
 )
 from graphmem.api.graphql.types import ForgetUserResult
 
@@ -62,6 +64,45 @@ class ErasureMutation:
             entities=done.counts["entities"],
             messages=done.counts["messages"],
             receipt=ErasureReceipt.of(done.receipt),
+            tasks=done.counts["tasks"],
+        )
+
+    @strawberry.mutation(
+        description="Remove a task: its steps, hand-overs, episodes, the reflections drawn "
+        "from them and its working memory; keep them from coming back (tombstones); a "
+        "signed receipt. A task with an owner only with its current handle: owner and "
+        "generation."
+    )
+    async def forget_task(
+        self,
+        info: Info[Any, Any],
+        task_id: strawberry.ID,
+        owner: str | None = None,
+        generation: int | None = None,
+    ) -> ForgetTaskResult:
+        service, tenant = service_of(info)
+        done = await service.erasure.forget_task(tenant, str(task_id), owner, generation)
+        return ForgetTaskResult(
+            tasks=done.counts["tasks"],
+            steps=done.counts["steps"],
+            transfers=done.counts["transfers"],
+            episodes=done.counts["episodes"],
+            reflections=done.counts["reflections"],
+            working_memory=done.counts["workingMemory"],
+            receipt=ErasureReceipt.of(done.receipt),
+        )
+
+    @strawberry.mutation(
+        description="Remove structured records by id (at most 500), with a signed receipt; "
+        "ids not found are named in the receipt and leave no tombstone."
+    )
+    async def forget_records(
+        self, info: Info[Any, Any], ids: list[strawberry.ID]
+    ) -> ForgetRecordsResult:
+        service, tenant = service_of(info)
+        done = await service.erasure.forget_records(tenant, [str(i) for i in ids])
+        return ForgetRecordsResult(
+            records=done.counts["records"], receipt=ErasureReceipt.of(done.receipt)
         )
 
     @strawberry.mutation(

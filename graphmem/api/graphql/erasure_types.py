@@ -66,6 +66,26 @@ class ForgetSessionResult:
 
 
 @strawberry.type
+class ForgetTaskResult:
+    tasks: int
+    steps: int
+    transfers: int = strawberry.field(description="hand-overs of its audit trail removed")
+    episodes: int
+    reflections: int = strawberry.field(
+        description="reflections drawn from its episodes removed (reflect derives them "
+        "again from the episodes that remain)"
+    )
+    working_memory: int = strawberry.field(description="keys of its working memory removed")
+    receipt: ErasureReceipt
+
+
+@strawberry.type
+class ForgetRecordsResult:
+    records: int
+    receipt: ErasureReceipt
+
+
+@strawberry.type
 class ErasureReceiptPage:
     items: list[ErasureReceipt]
     next: str | None = strawberry.field(description="the cursor of the next page; null at the end")

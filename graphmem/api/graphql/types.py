@@ -306,6 +306,7 @@ class ForgetUserResult:
     )
     messages: int = strawberry.field(description="short-term messages of their sessions removed")
     receipt: ErasureReceipt
+    tasks: int = strawberry.field(default=0, description="tasks they held (owner) removed")
 
 
 @strawberry.input(description="A retention policy; at least one of the three rules")

@@ -84,7 +84,7 @@ class TaskExports(TaskMemory):
         ]
         # recorded here now, as an imported memory is; when it happened is the export's
         now = utcnow()
-        return await self.store.import_task(
+        done = await self.store.import_task(
             tenant,
             {
                 "now": now,
@@ -129,6 +129,13 @@ class TaskExports(TaskMemory):
                 ],
             },
         )
+        if done is None:
+            raise BadInput(
+                f"importId: task {import_id} was forgotten here (or its owner was, after it "
+                "was created); an import does not bring it back",
+                field="importId",
+            )
+        return done
 
 
 def episode_text(

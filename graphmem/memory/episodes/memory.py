@@ -20,7 +20,7 @@ from graphmem.cputime import in_thread
 from graphmem.domain.models import utcnow
 from graphmem.domain.moments import NOW, Moment
 from graphmem.enrich.embed import Embedder, embed_queries
-from graphmem.errors import BadInput
+from graphmem.errors import BadInput, NotFound
 from graphmem.memory.episodes.exports import TaskExports, episode_text
 from graphmem.memory.episodes.patterns import (
     StaleFilter,
@@ -137,7 +137,8 @@ class EpisodicMemory(TaskExports):
                     "model": self.embedder.name,
                 },
             )
-        assert episode is not None  # the task exists: it was found or created above
+        if episode is None:  # the task was forgotten meanwhile (its tombstone)
+            raise NotFound(f"no task {task_id}", taskId=task_id)
         return episode
 
     async def similar(
@@ -191,23 +192,24 @@ class EpisodicMemory(TaskExports):
         size = text_bytes(*(p.pattern for p, _ in found), *(d for _, d in found))
         async with charged(self.quota, tenant, len(found), size):
             for p, details in found:
-                stored.append(
-                    await self.store.upsert_reflection(
-                        tenant,
-                        {
-                            "key": p.key,
-                            "id": f"refl_{p.key[:16]}",
-                            "kind": p.kind,
-                            "pattern": p.pattern,
-                            "support": p.support,
-                            "confidence": p.confidence,
-                            "signature": p.signature,
-                            "details": details,
-                            "evidence": p.evidence,
-                            "now": utcnow(),
-                        },
-                    )
+                # None: drawn from an episode forgotten since it was read.
+                kept = await self.store.upsert_reflection(
+                    tenant,
+                    {
+                        "key": p.key,
+                        "id": f"refl_{p.key[:16]}",
+                        "kind": p.kind,
+                        "pattern": p.pattern,
+                        "support": p.support,
+                        "confidence": p.confidence,
+                        "signature": p.signature,
+                        "details": details,
+                        "evidence": p.evidence,
+                        "now": utcnow(),
+                    },
                 )
+                if kept is not None:
+                    stored.append(kept)
         return stored
 
     async def reflections(

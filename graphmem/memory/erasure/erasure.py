@@ -17,25 +17,36 @@ The order is what makes it hold against writers in flight:
 
 An error before step 1 changed nothing. One after it leaves the tombstone, so nothing
 comes back, and the same call again finishes the erasure and signs its receipt.
+
+Tasks and records (``forget_task``, ``forget_records``, and the tasks ``forget_user``
+takes) are ``kinds.py``'s, in the same order; every receipt is signed and logged by
+``signed.py``, which keeps out of the log those of erasures that removed nothing.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from graphmem.domain.models import EventKind, MemoryItem, utcnow
 from graphmem.errors import BadInput, Forbidden
 from graphmem.memory.entities.memory import EntityMemory
-from graphmem.memory.erasure.receipt import VERSION, canonical, parse, sign
+from graphmem.memory.erasure.kinds import KindForgets
+from graphmem.memory.erasure.receipt import canonical, parse
+from graphmem.memory.erasure.signed import Erased, Subject, signed
 from graphmem.memory.inputs import Inputs
 from graphmem.memory.tiers.sessions import Sessions
 from graphmem.memory.writepath.changes import ScopeChanges
-from graphmem.stores import ChangeFeed, ConversationStore, GraphStore, HotTier
+from graphmem.stores import (
+    ChangeFeed,
+    ConversationStore,
+    GraphStore,
+    HotTier,
+    KindErasure,
+    WorkingStore,
+)
 from graphmem.stores.erasure_models import SubjectCounts
 from graphmem.stores.models import Located
 
@@ -45,37 +56,7 @@ MAX_ITEMS = 500
 MAX_PAGE = 100
 
 
-@dataclass(frozen=True)
-class Erased:
-    """What a forget removed (the counts it always answered) and its signed receipt."""
-
-    counts: dict[str, int]
-    receipt: dict[str, Any]
-
-    @property
-    def document(self) -> str:
-        return canonical(self.receipt).decode("utf-8")
-
-
-@dataclass(frozen=True)
-class Subject:
-    kind: str  # 'memories', 'session' or 'user'
-    user_id: str | None = None
-    session_id: str | None = None
-    item_ids: tuple[str, ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind}
-        if self.user_id is not None:
-            out["userId"] = self.user_id
-        if self.session_id is not None:
-            out["sessionId"] = self.session_id
-        if self.item_ids:
-            out["itemIds"] = list(self.item_ids)
-        return out
-
-
-class Erasure:
+class Erasure(KindForgets):
     def __init__(
         self,
         hot: HotTier,
@@ -87,6 +68,8 @@ class Erasure:
         tombstone_days: float = 30.0,
         entities: EntityMemory | None = None,
         conversation: ConversationStore | None = None,
+        kinds: KindErasure | None = None,
+        working: WorkingStore | None = None,
     ) -> None:
         self.hot = hot
         self.graph = graph
@@ -97,6 +80,9 @@ class Erasure:
         self.tombstone_days = tombstone_days
         self.entities = entities
         self.conversation = conversation
+        #: tasks and records (``kinds.py``), a task's working memory
+        self.kinds = kinds
+        self.working = working
 
     # --- the three forgets ------------------------------------------------------------
     async def forget(self, tenant: str, item_id: str) -> bool:
@@ -190,6 +176,7 @@ class Erasure:
         result = await self.graph.forget_user(tenant, user_id)
         entities = await self._settle(tenant, result.located, result.keys)
         items = await self.graph.erasure.forget_user_items(tenant, user_id)
+        tasks, tasks_removed, tasks_found = await self._forget_user_tasks(tenant, user_id)
         messages = await self._clear_messages(tenant, sorted(theirs))
         counts = {
             "hotMemories": hot_removed,
@@ -198,14 +185,18 @@ class Erasure:
             "messages": messages[0],
             "entities": entities,
             "storeItems": items,
+            "tasks": tasks.get("tasks", 0),
         }
         left_hot = 0
         for session_id in await self.hot.index.sessions(tenant):
             left_hot += len(await self._user_items(tenant, session_id, user_id))
         after = await self.graph.erasure.counts(tenant, user_id=user_id)
-        left = {"neo4j.StoreItem": await self.graph.erasure.user_items(tenant, user_id)}
+        left = {
+            "neo4j.StoreItem": await self.graph.erasure.user_items(tenant, user_id),
+            **{f"tasks.{k}": v for k, v in tasks_found.items()},
+        }
         return await self._receipt(
-            tenant, subject, at, counts, before, after, left_hot, messages, left
+            tenant, subject, at, counts, before, after, left_hot, messages, left, tasks_removed
         )
 
     # --- the log ------------------------------------------------------------------------
@@ -301,6 +292,7 @@ class Erasure:
         left_hot: int,
         messages: tuple[int, int],
         left: dict[str, int] | None = None,
+        tasks: dict[str, Any] | None = None,
     ) -> Erased:
         removed = {
             "redis.hotItems": counts["hotMemories"],
@@ -324,6 +316,7 @@ class Erasure:
             "searchCaches.scopesInvalidated": 1
             + len(before.session_ids)
             + int(subject.user_id is not None),
+            **({"tasks": tasks} if tasks else {}),
         }
         found = {
             "redis.hotItems": left_hot,
@@ -336,29 +329,9 @@ class Erasure:
             "neo4j.Session": after.session_nodes if subject.kind == "session" else 0,
             **(left or {}),
         }
-        receipt_id = f"rcpt_{uuid.uuid4().hex}"
-        body = {
-            "version": VERSION,
-            "id": receipt_id,
-            "tenant": tenant,
-            "subject": subject.as_json(),
-            "at": at.isoformat(),
-            "completedAt": utcnow().isoformat(),
-            "removed": removed,
-            "verification": {"found": found, "clean": not any(found.values())},
-        }
-        receipt = sign(body, self.key)
-        erased = Erased(counts, receipt)
-        await self.graph.erasure.add_receipt(
-            tenant,
-            receipt_id,
-            at,
-            subject.kind,
-            subject.user_id,
-            subject.session_id,
-            erased.document,
+        return await signed(
+            self.graph.erasure, self.key, tenant, subject, at, counts, removed, found
         )
-        return erased
 
 
 def _cursor(after: str) -> tuple[datetime, str]:

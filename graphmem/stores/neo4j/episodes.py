@@ -92,10 +92,13 @@ class Neo4jEpisodeStore:
         )
         return [parse.owned_task(r) for r in records]
 
-    async def import_task(self, tenant: str, task: dict[str, Any]) -> tuple[Task, bool]:
-        """The task as imported (or found from an earlier run) and whether it is new."""
-        (record,) = await self.graph.run("episode/import_task", {"tenant": tenant, **task})
-        return parse.task(record["task"]), bool(record["created"])
+    async def import_task(self, tenant: str, task: dict[str, Any]) -> tuple[Task, bool] | None:
+        """The task as imported (or found from an earlier run) and whether it is new; None
+        when a tombstone keeps it out (the task, or its owner, was forgotten)."""
+        records = await self.graph.run("episode/import_task", {"tenant": tenant, **task})
+        if not records:
+            return None
+        return parse.task(records[0]["task"]), bool(records[0]["created"])
 
     async def record_episode(self, tenant: str, episode: dict[str, Any]) -> Episode | None:
         records = await self.graph.run("episode/record_episode", {"tenant": tenant, **episode})
@@ -129,11 +132,12 @@ class Neo4jEpisodeStore:
         )
         return [parse.episode_steps(r) for r in records]
 
-    async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> Reflection:
+    async def upsert_reflection(self, tenant: str, reflection: dict[str, Any]) -> Reflection | None:
+        """None when it drew on an episode a forgetTask tombstoned (nothing written)."""
         records = await self.graph.run(
             "episode/upsert_reflection", {"tenant": tenant, **reflection}
         )
-        return parse.reflection(records[0]["reflection"])
+        return parse.reflection(records[0]["reflection"]) if records else None
 
     async def reflections(
         self, tenant: str, kind: str | None, signature: str | None

@@ -16,12 +16,25 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
+from graphmem.errors import NotFound
 from graphmem.stores.redis.keys import call
 
-# KEYS[1] the task's hash. ARGV: field, value (JSON), max bytes, ttl seconds.
-# Returns the hash after the write as a flat list, or {-1} when the write would take the
-# task past the cap (the field is then left as it was).
+
+class Sealed(NotFound):
+    """A write to the working memory of a forgotten task."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(
+            f"task {task_id} was forgotten: its working memory takes no write", taskId=task_id
+        )
+
+
+# KEYS[1] the task's hash, KEYS[2] its seal. ARGV: field, value (JSON), max bytes, ttl
+# seconds. Returns the hash after the write as a flat list, {-1} when the write would take
+# the task past the cap (the field is then left as it was), {-2} when the task was
+# forgotten (its seal: a write that was in flight during forgetTask writes nothing).
 _SET = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-2} end
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local all = redis.call('HGETALL', KEYS[1])
@@ -40,8 +53,23 @@ return all
 """
 
 
+# KEYS[1] the task's hash, KEYS[2] its seal. ARGV: the seal's ttl seconds. The seal
+# first, then the hash: no write lands between. Returns the fields removed.
+_SEAL = """
+redis.call('SET', KEYS[2], '1', 'EX', ARGV[1])
+local n = redis.call('HLEN', KEYS[1])
+redis.call('DEL', KEYS[1])
+return n
+"""
+
+
 def task_key(tenant: str, task_id: str) -> str:
     return f"gm:{{{tenant}:{task_id}}}:wm"
+
+
+def seal_key(tenant: str, task_id: str) -> str:
+    """Set by forgetTask, for as long as its tombstone lives: the pad takes no write."""
+    return f"gm:{{{tenant}:{task_id}}}:wm:gone"
 
 
 def _decode(flat: list[Any]) -> dict[str, Any]:
@@ -52,21 +80,38 @@ class RedisWorkingStore:
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
         self._set = redis.register_script(_SET)
+        self._seal = redis.register_script(_SEAL)
 
     async def set(
         self, tenant: str, task_id: str, key: str, value: str, max_bytes: int, ttl: int
     ) -> dict[str, Any] | None:
         """The task's working memory after the write, or None when it would exceed
-        ``max_bytes`` (nothing written)."""
+        ``max_bytes`` (nothing written). ``Sealed`` when the task was forgotten."""
         flat = await call(
             lambda: cast(
                 Awaitable[list[Any]],
-                self._set(keys=[task_key(tenant, task_id)], args=[key, value, max_bytes, ttl]),
+                self._set(
+                    keys=[task_key(tenant, task_id), seal_key(tenant, task_id)],
+                    args=[key, value, max_bytes, ttl],
+                ),
             )
         )
+        if flat == [-2]:
+            raise Sealed(task_id)
         if flat == [-1]:
             return None
         return _decode(flat)
+
+    async def seal(self, tenant: str, task_id: str, ttl: int) -> int:
+        """Remove the task's pad and refuse writes to it for ``ttl`` seconds; the fields
+        removed."""
+        n = await call(
+            lambda: cast(
+                Awaitable[int],
+                self._seal(keys=[task_key(tenant, task_id), seal_key(tenant, task_id)], args=[ttl]),
+            )
+        )
+        return int(n)
 
     async def get(self, tenant: str, task_id: str) -> dict[str, Any]:
         raw = await call(

@@ -118,3 +118,31 @@ async def test_forgetting_ids_tombstones_the_ones_found_and_no_made_up_one() -> 
     nothing = await f.memory.erasure.forget_items(TENANT, made_up)
     assert nothing.receipt["verification"]["clean"] is True
     assert await f.graph.erasure.tombstones(TENANT, "memory", made_up) == {}
+
+
+async def test_forgetting_what_holds_nothing_is_answered_signed_but_never_logged() -> None:
+    f = fake_memory()
+    await f.add("ada's", session_id="s1", user_id="ada")
+    logged = await f.memory.erasure.forget_user(TENANT, "ada")
+    assert logged.logged
+    for n in range(50):  # a tenant forgetting made-up names grows no log
+        made_up = await f.memory.erasure.forget_items(TENANT, [f"mem_{n:032x}"])
+        assert not made_up.logged and verify(made_up.receipt, key_of(f)) is None
+        assert not (await f.memory.erasure.forget_user(TENANT, f"nobody-{n}")).logged
+        assert not (await f.memory.erasure.forget_session(TENANT, f"none-{n}")).logged
+    page, _ = await f.memory.erasure.receipts(TENANT, limit=100)
+    assert [r["id"] for r in page] == [logged.receipt["id"]]
+
+
+async def test_tasks_and_records_need_the_graph_that_holds_them() -> None:
+    f = fake_memory()  # no KindErasure: the in-memory stores hold no tasks
+    for call in (
+        f.memory.erasure.forget_task(TENANT, "task_1"),
+        f.memory.erasure.forget_records(TENANT, ["rec_1"]),
+    ):
+        try:
+            await call
+        except Exception as exc:
+            assert getattr(exc, "code", None) == "UNAVAILABLE", exc
+        else:
+            raise AssertionError("answered without a store")

@@ -2,7 +2,13 @@
 // episodes, as they were: ids are new, times and handles are kept, but an episode is
 // recorded here now ($now), as an imported memory is. MERGE on the import
 // id (unique per tenant) makes a rerun find the task instead of adding it again; an
-// existing one is returned unchanged ($created false).
+// existing one is returned unchanged ($created false). Nothing is written, and no row
+// returned, for a task forgotten here (a tombstone on its import id, the id it had) or
+// of a user forgotten after the task was created (the tombstones' own rule).
+OPTIONAL MATCH (gone:Tombstone {tenant: $tenant, kind: 'task', subject: $importId})
+OPTIONAL MATCH (left:Tombstone {tenant: $tenant, kind: 'user', subject: $owner})
+WITH gone, left
+WHERE gone IS NULL AND (left IS NULL OR left.at < $createdAt)
 MERGE (t:Task {tenant: $tenant, importId: $importId})
 ON CREATE SET t.id = $id, t.description = $description, t.status = $status,
               t.owner = $owner, t.generation = $generation, t.createdAt = $createdAt,

@@ -1,5 +1,9 @@
 // A reflection keyed by what it says: re-running reflect updates it in place and links
-// exactly the episodes that are its evidence now.
+// exactly the episodes that are its evidence now. A reflection drawn from an episode a
+// forgetTask tombstoned (a reflect that read it before) is not written: no row.
+WITH 1 AS one
+WHERE none(id IN $evidence
+           WHERE EXISTS { (:Tombstone {tenant: $tenant, kind: 'episode', subject: id}) })
 MERGE (r:Reflection {tenant: $tenant, key: $key})
   ON CREATE SET r.id = $id, r.createdAt = $now, r.recordedAt = $now
 SET r.kind = $kind, r.pattern = $pattern, r.support = $support, r.confidence = $confidence,

@@ -148,7 +148,9 @@ async def test_memories_analysed_by_no_version_are_found_and_a_backfill_analyses
     service.ranker.cache.clear()
     found = await fulltext_scores(service, tenant, "lighthouse keeper")
     assert [c for c, _ in found] == ["a lighthouse keeper's log", "tea at the lighthouse"]
-    assert await service.backfill_terms() >= 2
+    # What it leaves is checked, not the count it returns: an API starting meanwhile on
+    # the same database (CI's second lane) runs the same backfill and may get there first.
+    await service.backfill_terms()
     rows = await run_cypher(
         stack,
         "MATCH (m:Memory {tenant: $t}) RETURN m.termBytes AS b, m.termVersion AS v",
@@ -168,8 +170,9 @@ async def test_the_backfill_pages_through_a_tenant_batch_after_batch(
     await run_cypher(
         stack, "MATCH (m:Memory {tenant: $t}) REMOVE m.termBytes, m.termVersion", t=tenant
     )
-    # batches of two: the cursor has to carry each batch on from the last
-    assert await service.graph.backfill_terms(analysed, lexical.VERSION, batch=2) >= 7
+    # batches of two: the cursor has to carry each batch on from the last (the count is
+    # not asserted: an API starting meanwhile may analyse some of them first)
+    await service.graph.backfill_terms(analysed, lexical.VERSION, batch=2)
     rows = await run_cypher(
         stack, "MATCH (m:Memory {tenant: $t}) RETURN m.termVersion AS v", t=tenant
     )

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
-from graphmem.domain.knowledge import KGEntity, KGRelation, KGSubgraph
+from graphmem.domain.knowledge import KGSubgraph
 from graphmem.errors import BadInput, Unavailable
 from graphmem.memory import Memory
 from graphmem.memory.entities import graph as kg
@@ -54,26 +54,13 @@ def _parse(adapter: TypeAdapter[Any], args: dict[str, Any], field: str) -> Any:
     if isinstance(value, list) and len(value) > kg.MAX_ITEMS:
         # refused before validating: a huge list costs nothing more than this
         raise BadInput(f"{field}: at most {kg.MAX_ITEMS} per call", field=field)
-    try:
-        return adapter.validate_python(value)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(p) for p in (field, *first["loc"]))
-        raise BadInput(f"{where}: {first['msg']}", field=field) from None
-
-
-def _entity(e: KGEntity) -> dict[str, Any]:
-    return {"name": e.name, "entityType": e.entity_type, "observations": list(e.observations)}
-
-
-def _relation(r: KGRelation) -> dict[str, Any]:
-    return {"from": r.source, "to": r.target, "relationType": r.relation_type}
+    return kg.parsed(adapter, value, field)
 
 
 def _graph(g: KGSubgraph, paged: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "entities": [_entity(e) for e in g.entities],
-        "relations": [_relation(r) for r in g.relations],
+        "entities": [e.doc() for e in g.entities],
+        "relations": [r.doc() for r in g.relations],
         "truncated": g.truncated,
     }
     if paged:
@@ -97,10 +84,10 @@ async def call(service: Memory, tenant: str, name: str, args: dict[str, Any]) ->
         raise Unavailable("this server keeps no knowledge graph")
     if name == "create_entities":
         made = await graph.create_entities(tenant, _parse(_ADAPTERS[EntityInput], args, "entities"))
-        return {"entities": [_entity(e) for e in made]}
+        return {"entities": [e.doc() for e in made]}
     if name == "create_relations":
         rels = _parse(_ADAPTERS[RelationInput], args, "relations")
-        return {"relations": [_relation(r) for r in await graph.create_relations(tenant, rels)]}
+        return {"relations": [r.doc() for r in await graph.create_relations(tenant, rels)]}
     if name == "add_observations":
         adds = _parse(_ADAPTERS[ObservationInput], args, "observations")
         added = await graph.add_observations(tenant, adds)

@@ -8,6 +8,8 @@ exactly and keeps them until it deletes them (docs/concepts.md#the-knowledge-gra
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -17,6 +19,14 @@ class KGEntity(BaseModel):
     name: str
     entity_type: str
     observations: list[str] = Field(default_factory=list)
+
+    def doc(self) -> dict[str, Any]:
+        """As the reference server writes an entity (MCP answers, events, exports)."""
+        return {
+            "name": self.name,
+            "entityType": self.entity_type,
+            "observations": list(self.observations),
+        }
 
 
 class KGRelation(BaseModel):
@@ -29,6 +39,10 @@ class KGRelation(BaseModel):
     @property
     def key(self) -> tuple[str, str, str]:
         return self.source, self.target, self.relation_type
+
+    def doc(self) -> dict[str, str]:
+        """As the reference server writes a relation (MCP answers, events, exports)."""
+        return {"from": self.source, "to": self.target, "relationType": self.relation_type}
 
 
 class KGSubgraph(BaseModel):

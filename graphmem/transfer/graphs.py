@@ -177,7 +177,7 @@ class GraphImport:
             )
         except (BadInput, NotFound) as exc:
             both = [*entities, *relations]
-            self._halve(both, exc.message, lambda part: self._merge_part(part))
+            self._halve(both, exc.message, self._merge_part)
             return
         self.counts.entities += done.entities_created
         self.counts.observations += done.observations_added

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import strawberry
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from strawberry.types import Info
 
 from graphmem.api.graphql.context import service_of
@@ -24,16 +24,6 @@ def graph_of(info: Info[Any, Any]) -> tuple[kg.KnowledgeGraph, str]:
     if service.knowledge is None:
         raise Unavailable("this server keeps no knowledge graph")
     return service.knowledge, tenant
-
-
-def _parse(adapter: TypeAdapter[Any], rows: list[dict[str, Any]], field: str) -> Any:
-    # the tools' own bounds and messages (pydantic's text never quotes the input here)
-    try:
-        return adapter.validate_python(rows)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(p) for p in (field, *first["loc"]))
-        raise BadInput(f"{where}: {first['msg']}", field=field) from None
 
 
 @strawberry.type(name="KgEntity", description="An entity of the MCP tools' knowledge graph.")
@@ -127,7 +117,7 @@ class KnowledgeMutation:
         rels = relations or []
         if len(ents) > kg.MAX_ITEMS or len(rels) > kg.MAX_ITEMS:
             raise BadInput(f"at most {kg.MAX_ITEMS} entities and relations per call")
-        parsed_e = _parse(
+        parsed_e = kg.parsed(
             _ENTITIES,
             [
                 {"name": e.name, "entityType": e.entity_type, "observations": e.observations}
@@ -135,7 +125,7 @@ class KnowledgeMutation:
             ],
             "entities",
         )
-        parsed_r = _parse(
+        parsed_r = kg.parsed(
             _RELATIONS,
             [{"from": r.source, "to": r.target, "relationType": r.relation_type} for r in rels],
             "relations",

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
 
 from graphmem.domain.knowledge import KGEntity, KGRelation, KGSubgraph
 from graphmem.domain.models import EventKind, utcnow
@@ -21,6 +29,8 @@ from graphmem.errors import BadInput, NotFound
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
 from graphmem.stores import ChangeFeed, KnowledgeStore
 from graphmem.stores.null import NullBus
+
+T = TypeVar("T")
 
 #: entities, relations, names or observation groups one call may carry
 MAX_ITEMS = 100
@@ -91,6 +101,17 @@ class DeletionInput(BaseModel):
     observations: list[Observation] = Field(max_length=MAX_ENTITY_OBSERVATIONS)
 
 
+def parsed(adapter: TypeAdapter[T], value: Any, field: str) -> T:
+    """``value`` through ``adapter``, or BAD_INPUT naming where it is wrong (pydantic's
+    own text, which never quotes the input here): the MCP tools' and GraphQL's inputs."""
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(p) for p in (field, *first["loc"]))
+        raise BadInput(f"{where}: {first['msg']}", field=field) from None
+
+
 def _count(field: str, items: Sequence[object]) -> None:
     if len(items) > MAX_ITEMS:
         raise BadInput(f"{field}: at most {MAX_ITEMS} per call", field=field)
@@ -107,10 +128,6 @@ def _grouped(pairs: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, list
 
 def _relation(r: RelationInput) -> KGRelation:
     return KGRelation(source=r.source, target=r.target, relation_type=r.relation_type)
-
-
-def _relation_doc(r: KGRelation) -> dict[str, str]:
-    return {"from": r.source, "to": r.target, "relationType": r.relation_type}
 
 
 def _observation_docs(groups: Sequence[tuple[str, Sequence[str]]]) -> list[dict[str, Any]]:
@@ -177,7 +194,7 @@ class KnowledgeGraph:
             await self.events.publish(
                 tenant,
                 EventKind.KG_RELATIONS_CREATED,
-                relations=[_relation_doc(r) for r in done.created],
+                relations=[r.doc() for r in done.created],
             )
         return done.created
 
@@ -244,7 +261,7 @@ class KnowledgeGraph:
         deleted = await self.store.delete_relations(tenant, unique) if unique else 0
         if deleted:
             await self.events.publish(
-                tenant, EventKind.KG_RELATIONS_DELETED, relations=[_relation_doc(r) for r in unique]
+                tenant, EventKind.KG_RELATIONS_DELETED, relations=[r.doc() for r in unique]
             )
         return deleted
 

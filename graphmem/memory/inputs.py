@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -244,6 +245,16 @@ class Inputs:
             check_id(user_id, "userId")
         except ValueError as exc:
             raise BadInput(str(exc)) from exc
+
+    @staticmethod
+    def id_batch(ids: Sequence[str], field: str, most: int) -> list[str]:
+        """``ids`` once each, in order; BAD_INPUT for none or more than ``most``."""
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            raise BadInput(f"{field}: at least one id is required", field=field)
+        if len(unique) > most:
+            raise BadInput(f"{field}: at most {most} per call", field=field)
+        return unique
 
     @staticmethod
     def item_id(item_id: str) -> None:

@@ -91,11 +91,7 @@ class Erasure(KindForgets):
         return bool(done.counts["hotMemories"] or done.counts["graphMemories"])
 
     async def forget_items(self, tenant: str, item_ids: Sequence[str]) -> Erased:
-        ids = list(dict.fromkeys(item_ids))
-        if not ids:
-            raise BadInput("itemIds: at least one id is required", field="itemIds")
-        if len(ids) > MAX_ITEMS:
-            raise BadInput(f"itemIds: at most {MAX_ITEMS} per call", field="itemIds")
+        ids = Inputs.id_batch(item_ids, "itemIds", MAX_ITEMS)
         for item_id in ids:
             Inputs.item_id(item_id)
         subject = Subject("memories", item_ids=tuple(ids))

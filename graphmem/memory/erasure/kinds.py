@@ -21,7 +21,7 @@ from typing import Any
 from graphmem.domain.models import utcnow
 from graphmem.errors import BadInput, Forbidden, NotFound, Unavailable
 from graphmem.memory.erasure.signed import Erased, Subject, signed
-from graphmem.memory.inputs import check_id
+from graphmem.memory.inputs import Inputs, check_id
 from graphmem.stores import GraphStore, KindErasure, WorkingStore
 from graphmem.stores.erasure_models import TaskCounts
 
@@ -140,11 +140,7 @@ class KindForgets:
     async def forget_records(self, tenant: str, record_ids: Sequence[str]) -> Erased:
         """Erase structured records by id; tombstones for the ids found only, so ids made
         up leave nothing behind (and their receipt, which removed nothing, is not logged)."""
-        ids = list(dict.fromkeys(record_ids))
-        if not ids:
-            raise BadInput("ids: at least one id is required", field="ids")
-        if len(ids) > MAX_RECORDS:
-            raise BadInput(f"ids: at most {MAX_RECORDS} per call", field="ids")
+        ids = Inputs.id_batch(record_ids, "ids", MAX_RECORDS)
         for record_id in ids:
             _check(record_id, "ids")
         kinds = self._kinds()

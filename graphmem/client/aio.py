@@ -14,6 +14,7 @@ from graphmem.client import items
 from graphmem.client import operations as ops
 from graphmem.client.erasure import AsyncErasureCalls
 from graphmem.client.errors import Internal, Unauthenticated, Unavailable, from_graphql
+from graphmem.client.graph_calls import AsyncGraphCalls
 from graphmem.client.items import StoreItem
 from graphmem.client.knowledge import AsyncKnowledgeCalls
 from graphmem.client.models import (
@@ -47,7 +48,7 @@ from graphmem.client.transport import (
 T = TypeVar("T")
 
 
-class AsyncGraphmem(AsyncErasureCalls, AsyncKnowledgeCalls):
+class AsyncGraphmem(AsyncErasureCalls, AsyncKnowledgeCalls, AsyncGraphCalls):
     """graphmem's GraphQL API at ``url`` (``http://127.0.0.1:8000``) with an API key.
 
     Errors are raised as ``graphmem.client.errors`` exceptions by code; UNAVAILABLE

@@ -112,3 +112,33 @@ class GraphCalls:
     ) -> GraphMerged:
         """Add the entities, observations and relations the graph lacks."""
         return self._run(merge_knowledge_graph(entities, relations))
+
+
+class AsyncGraphCalls:
+    """``GraphCalls``' listings and the graph's calls for the asyncio client (its item
+    puts, gets and searches are ``AsyncGraphmem``'s own)."""
+
+    async def _run(self, op: Op[T]) -> T:
+        raise NotImplementedError
+
+    async def store_items(
+        self,
+        prefix: Sequence[str] = (),
+        *,
+        after: tuple[Sequence[str], str] | None = None,
+        first: int = 100,
+    ) -> list[StoreItem]:
+        """Every store item under the prefix by namespace and key: ``after`` the previous
+        page's last."""
+        return await self._run(store_items(prefix, after, first))
+
+    async def knowledge_graph(self, *, after: str | None = None, limit: int = 200) -> GraphPage:
+        return await self._run(knowledge_graph(after, limit))
+
+    async def merge_knowledge_graph(
+        self,
+        entities: Sequence[dict[str, Any]] = (),
+        relations: Sequence[dict[str, Any]] = (),
+    ) -> GraphMerged:
+        """Add the entities, observations and relations the graph lacks."""
+        return await self._run(merge_knowledge_graph(entities, relations))

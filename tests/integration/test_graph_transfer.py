@@ -20,7 +20,7 @@ import pytest
 from graphmem.client import Graphmem, item_put
 from graphmem.transfer.exporter import export_tenant, export_user
 from graphmem.transfer.importer import import_file
-from tests.conftest import ROOT, Stack, new_tenant, serving
+from tests.conftest import ROOT, Api, Stack, new_tenant, serving
 
 SOURCE, TARGET, ERASING = (f"gt-{n}-{uuid.uuid4().hex[:8]}" for n in ("a", "b", "c"))
 TENANTS = {SOURCE: new_tenant(), TARGET: new_tenant(), ERASING: new_tenant()}
@@ -174,3 +174,22 @@ def test_an_item_of_a_user_erased_after_the_export_is_not_brought_back(
         keys = [(i[0], i[1]) for i in items_of(gm)]
         assert (("users", "bob", "prefs"), "food") not in keys
         assert (("users", "cy", "prefs"), "food") in keys
+
+
+async def test_the_asyncio_client_lists_items_and_merges_and_reads_the_graph(api: Api) -> None:
+    from graphmem.client import AsyncGraphmem
+
+    client = AsyncGraphmem("http://test", key=next(iter(api.keys.values())), http=api.client)
+    await client.put_items([item_put(["notes", "a"], f"k{n}", {"n": n}) for n in range(3)])
+    first = await client.store_items(["notes"], first=2)
+    rest = await client.store_items(["notes"], after=(first[-1].namespace, first[-1].key))
+    assert [i.key for i in first + rest] == ["k0", "k1", "k2"]
+    entities = [{"name": n, "entityType": "city", "observations": [f"in {n}"]} for n in "XY"]
+    relation = {"from": "X", "to": "Y", "relationType": "near"}
+    merged = await client.merge_knowledge_graph(entities, [relation])
+    assert (merged.entities_created, merged.relations_created) == (2, 1)
+    again = await client.merge_knowledge_graph(entities, [relation])
+    assert (again.entities_created, again.observations_added, again.relations_created) == (0, 0, 0)
+    page = await client.knowledge_graph()
+    assert sorted(e["name"] for e in page.entities) == ["X", "Y"]
+    assert page.relations == [relation]

@@ -20,8 +20,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graphmem.client import AsyncGraphmem, item_put
-from graphmem.client.graph_calls import store_items
-from graphmem.client.transport import read
 from graphmem.integrations.anthropic.files import size_of
 
 #: the item store's key limit; a longer path is keyed by its hash
@@ -67,8 +65,7 @@ class FileStore:
         found: dict[str, str] = {}
         after: tuple[Sequence[str], str] | None = None
         while True:
-            op = store_items(self.namespace, after, PAGE)
-            page = read(op, await self.client.execute(op.document, op.variables))
+            page = await self.client.store_items(self.namespace, after=after, first=PAGE)
             for item in page:
                 # exactly this namespace: a session id may be another's prefix label
                 path = item.value.get("path")

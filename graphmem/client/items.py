@@ -42,14 +42,20 @@ def item_put(
     *,
     index: Sequence[str] | None = None,
     indexed: bool = True,
+    as_of: datetime | None = None,
 ) -> dict[str, Any]:
-    """One put for ``put_items``; ``value`` None deletes the item."""
+    """One put for ``put_items``; ``value`` None deletes the item. ``as_of`` puts a
+    version of that time (its creation and update time): an item held at that time or
+    later is left as it is, so a copy of older data never overwrites a newer write."""
+    when = None if as_of is None else as_of.isoformat()
     return _some(
         namespace=list(namespace),
         key=key,
         valueJson=None if value is None else json.dumps(value, ensure_ascii=False),
         index=list(index) if index is not None else None,
         indexed=indexed,
+        createdAt=when,
+        updatedAt=when,
     )
 
 

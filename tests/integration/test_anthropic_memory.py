@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from anthropic.lib.tools._tool_dispatch import run_runnable_tool, tool_error_content
 
-from graphmem.client import Graphmem
+from graphmem.client import Graphmem, memory
 from graphmem.integrations.anthropic import AsyncGraphmemMemoryTool, GraphmemMemoryTool
 from tests.conftest import Stack, serving
 
@@ -305,3 +305,59 @@ async def test_files_are_recalled_by_meaning_within_their_scope(url: str) -> Non
     async with AsyncGraphmemMemoryTool(url, KEYS[0], session_id=sid) as other:
         assert (await listing(other)).splitlines()[1:] == ["0B\t/memories"]
         assert "does not exist" in await refused(other, command="view", path="/memories/pets.md")
+
+
+def old_file(session_id: str, path: str, text: str, user_id: str | None = None) -> dict[str, Any]:
+    """A file as graphmem of 2026-11-27 wrote it: a memory of the tool's session, its
+    path in the metadata (a blank file's memory held the path, its text ``amText``)."""
+    metadata: dict[str, Any] = {"amPath": path, "amBytes": len(text.encode())}
+    if not text.strip():
+        metadata["amText"] = text
+    return memory(
+        session_id, text if text.strip() else path, type="FACT", user_id=user_id, metadata=metadata
+    )
+
+
+async def test_files_kept_as_memories_by_the_earlier_layout_become_items(url: str) -> None:
+    sid = session()
+    with Graphmem(url, KEYS[0]) as gm:
+        gm.add_many([old_file(sid, "/memories/a.md", "first version", "ada")])
+        gm.add_many(
+            [
+                old_file(sid, "/memories/a.md", "second version", "ada"),
+                old_file(sid, "/memories/notes/blank.md", "  ", "ada"),
+                old_file(sid, "/memories/c.md", "stale copy", "ada"),
+            ]
+        )
+        # not a path the tool could have written: no file, and its memory is left alone
+        (odd,) = gm.add_many([old_file(sid, "/elsewhere/x", "not a file", "ada")])
+    async with AsyncGraphmemMemoryTool(url, KEYS[0], session_id=sid, user_id="ada") as first:
+        # a tool that moved the files first and edited c.md since: its edit is newer
+        # than any old copy, so a second tool's move leaves it as it is
+        await first.files.write({"/memories/c.md": "edited after the move"})
+    async with AsyncGraphmemMemoryTool(url, KEYS[0], session_id=sid, user_id="ada") as tool:
+        assert await ok(tool, command="view", path="/memories/a.md") == (
+            "Here's the content of /memories/a.md with line numbers:\n     1\tsecond version"
+        )
+        assert await ok(tool, command="view", path="/memories/c.md") == (
+            "Here's the content of /memories/c.md with line numbers:\n     1\tedited after the move"
+        )
+        assert await ok(tool, command="view", path="/memories/notes/blank.md") == (
+            "Here's the content of /memories/notes/blank.md with line numbers:\n     1\t  "
+        )
+        await ok(
+            tool, command="str_replace", path="/memories/a.md", old_str="second", new_str="3rd"
+        )
+    with Graphmem(url, KEYS[0]) as gm:
+        left = gm.memories(session_id=sid, metadata_field="amPath")
+        assert [m.id for m in left.items] == [odd.id]
+        paths = {i.value["path"]: i.value["text"] for i in gm.store_items(tool.files.namespace)}
+        assert paths == {
+            "/memories/a.md": "3rd version",
+            "/memories/c.md": "edited after the move",
+            "/memories/notes/blank.md": "  ",
+        }
+    # a later tool finds nothing more to move, and the files are as they were
+    async with AsyncGraphmemMemoryTool(url, KEYS[0], session_id=sid, user_id="ada") as again:
+        assert await again.files.adopt() == 0
+        assert (await again.files.files())["/memories/a.md"] == "3rd version"

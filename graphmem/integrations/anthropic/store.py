@@ -10,22 +10,38 @@ text alone (``index: ["text"]``).
 Why items and not memories: a put is one MERGE on (namespace, key), so an edit, and a
 rename's deletes and puts, are one server operation each. With memories an edit was an
 add then a forget, and a crash between the two left two copies of a file, or a failed
-add none of the new one; concurrent edits of a file could leave both.
+add none of the new one; concurrent edits of a file could leave both. Files written that
+way (graphmem of 2026-11-27: memories of the tool's session, the path in their metadata)
+are moved into items by ``adopt`` the first time a tool uses the session.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from graphmem.client import AsyncGraphmem, item_put
+from anthropic.lib.tools import ToolError
+
+from graphmem.client import AsyncGraphmem, MemoryItem, item_put
 from graphmem.integrations.anthropic.files import size_of
+from graphmem.integrations.anthropic.paths import ROOT, canonical
 
 #: the item store's key limit; a longer path is keyed by its hash
 MAX_KEY = 200
 #: puts one ``putItems`` takes, and items one listing page reads
 MAX_PUTS, PAGE = 500, 1000
+#: memories one ``forgetMemories`` takes, and one ``memories`` page reads
+MAX_FORGETS, OLD_PAGE = 500, 100
+#: the earlier layout's metadata: a file's path, and the text of a blank file (whose
+#: memory held the path as content, since graphmem refuses blank content)
+OLD_PATH, OLD_BLANK = "amPath", "amText"
+#: a version time older than any write, for an old file whose memory has none
+LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)
+
+log = logging.getLogger("graphmem.integrations.anthropic")
 
 
 def key_of(path: str) -> str:
@@ -87,3 +103,67 @@ class FileStore:
         puts = [self._put(path, text) for path, text in changes.items()]
         for start in range(0, len(puts), MAX_PUTS):
             await self.client.put_items(puts[start : start + MAX_PUTS])
+
+    async def adopt(self) -> int:
+        """Move the files of the earlier layout (memories of the tool's session) into
+        items: the newest copy of each path is put as a version of its memory's time, so
+        it never replaces an item written since (by another tool that moved it first and
+        then edited it), and only then are the memories forgotten. A crash in between
+        leaves both, and the next ``adopt`` finishes. Returns the files moved."""
+        old = await self._old_files()
+        newest: dict[str, MemoryItem] = {}
+        for item in old:
+            path = _old_path(item)
+            if path is None:
+                continue
+            kept = newest.get(path)
+            if kept is None or _time(item) >= _time(kept):
+                newest[path] = item
+        puts = [
+            item_put(
+                self.namespace,
+                key_of(path),
+                {"path": path, "text": _old_text(m), "bytes": size_of(_old_text(m))},
+                index=["text"],
+                as_of=_time(m),
+            )
+            for path, m in newest.items()
+        ]
+        for start in range(0, len(puts), MAX_PUTS):
+            await self.client.put_items(puts[start : start + MAX_PUTS])
+        # a memory whose path the tool cannot have written is not a file: left alone
+        ids = [m.id for m in old if _old_path(m) is not None]
+        for start in range(0, len(ids), MAX_FORGETS):
+            await self.client.forget_memories(ids[start : start + MAX_FORGETS])
+        log.info("moved %d memory-tool files of session %s into items", len(puts), self.session_id)
+        return len(puts)
+
+    async def _old_files(self) -> list[MemoryItem]:
+        found: list[MemoryItem] = []
+        after: str | None = None
+        while True:
+            page = await self.client.memories(
+                session_id=self.session_id, metadata_field=OLD_PATH, first=OLD_PAGE, after=after
+            )
+            found += page.items
+            if page.next is None:
+                return found
+            after = page.next
+
+
+def _old_path(item: MemoryItem) -> str | None:
+    try:
+        path = canonical(item.metadata.get(OLD_PATH))
+    except ToolError:
+        return None
+    return None if path == ROOT else path
+
+
+def _old_text(item: MemoryItem) -> str:
+    blank = item.metadata.get(OLD_BLANK)
+    return blank if isinstance(blank, str) else item.content
+
+
+def _time(item: MemoryItem) -> datetime:
+    # when graphmem learned it: the write's own time (createdAt is when it happened)
+    return item.recorded_at or item.created_at or LONG_AGO

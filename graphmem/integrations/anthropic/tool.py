@@ -81,6 +81,9 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
         self.client = AsyncGraphmem(url, key, timeout=timeout)
         # memory_type is kept for callers of the memory-backed files; items have none
         self.files = FileStore(self.client, session_id, user_id)
+        # the earlier layout's files are moved into items before the first command
+        self._adopted = False
+        self._adopting = asyncio.Lock()
 
     async def close(self) -> None:
         await self.client.close()
@@ -97,11 +100,21 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
         if getattr(command, "command", None) not in COMMANDS:
             raise ToolError(f"Unknown command: {str(getattr(command, 'command', None))[:50]}")
         try:
+            await self.adopt()
             result = await super().execute(command)
         except (BadInput, NotFound, QuotaExceeded, RateLimited) as exc:
             raise ToolError(str(exc)) from exc
         assert isinstance(result, str)
         return result
+
+    async def adopt(self) -> None:
+        """Once per tool, before its first command: files that graphmem of 2026-11-27
+        kept as memories of this session become items (``FileStore.adopt``). A failure
+        leaves them, and the next command tries again."""
+        async with self._adopting:
+            if not self._adopted:
+                await self.files.adopt()
+                self._adopted = True
 
     # --- helpers ------------------------------------------------------------------------
     def _text(self, text: str, path: str) -> str:
@@ -207,6 +220,7 @@ class AsyncGraphmemMemoryTool(BetaAsyncAbstractMemoryTool):
         return f"Successfully renamed {old} to {new}"
 
     async def clear_all_memory(self) -> str:
+        await self.adopt()
         await self.files.write(dict.fromkeys(await self.files.files()))
         return "All memory cleared"
 

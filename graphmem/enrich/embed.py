@@ -66,16 +66,16 @@ def run_encoder(
 
 
 def onnx_session(
-    path: Path,
+    path: Path | bytes,
     threads: int,
     *,
     optimization: Literal["disable", "basic", "extended", "all"] = "basic",
     spinning: bool = False,
     arena: bool = True,
 ) -> tuple[Any, Any]:
-    """An onnxruntime session for an embedding model on the CPU, and the run options
-    each of its runs takes. Shared by the ONNX embedders; the choices below were
-    measured on MiniLM int8, and bge runs with them unmeasured."""
+    """An onnxruntime session for an embedding model (a file, or a model's bytes) on the
+    CPU, and the run options each of its runs takes. Shared by the ONNX embedders; the
+    choices below were measured on MiniLM int8, and bge runs with them unmeasured."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -110,7 +110,7 @@ def onnx_session(
     if arena:
         run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     session = ort.InferenceSession(
-        str(path),
+        path if isinstance(path, bytes) else str(path),
         sess_options=options,
         providers=["CPUExecutionProvider"],
     )

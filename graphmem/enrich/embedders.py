@@ -10,7 +10,7 @@ from graphmem.enrich.embed import Embedder
 from graphmem.enrich.minilm import MiniLMFp32Embedder, MiniLMInt8Embedder
 from graphmem.errors import ConfigurationError
 
-EMBEDDERS = ("minilm-int8", "minilm-fp32", "bge-small-int8", "bge-small-fp32")
+EMBEDDERS = ("minilm-int8", "minilm-int8-float", "minilm-fp32", "bge-small-int8", "bge-small-fp32")
 
 
 def make_embedder(
@@ -21,6 +21,8 @@ def make_embedder(
     `graphmem services install` unpacked the models that come as jars."""
     if name == "minilm-int8":
         return MiniLMInt8Embedder(threads=threads, arena=arena)
+    if name == "minilm-int8-float":
+        return MiniLMInt8Embedder(threads=threads, arena=arena, kernels="float")
     if name == "minilm-fp32":
         return MiniLMFp32Embedder()  # BLAS threads: OPENBLAS_NUM_THREADS
     if name in ("bge-small-int8", "bge-small-fp32"):

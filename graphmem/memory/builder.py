@@ -286,21 +286,19 @@ class MemoryBuilder:
             SharedBookmarks(hot.client).manager() if settings.uses_shared_bookmarks else None,
         )
         extractor = EntityExtractor() if settings.entities_enabled else None
+        arena = settings.embed_arena(batches=enriches or not settings.write_behind)
         embedder = shared_embedder(
-            settings.embedder,
-            settings.embed_threads,
-            arena=settings.embed_arena(batches=enriches or not settings.write_behind),
-            models_dir=settings.models_dir,
+            settings.embedder, settings.embed_threads, arena=arena, models_dir=settings.models_dir
         )
-        threads = settings.query_embed_threads
+        threads, query_arena = settings.query_embed_threads, settings.embed_arena(batches=False)
+        # a session of its own for queries only where they would run differently
         query_embedder = (
             shared_embedder(
-                settings.embedder,
-                threads,
-                arena=settings.embed_arena(batches=False),
-                models_dir=settings.models_dir,
+                settings.embedder, threads, arena=query_arena, models_dir=settings.models_dir
             )
-            if settings.embedder != "minilm-fp32" and threads and threads != settings.embed_threads
+            if settings.embedder != "minilm-fp32"
+            and threads
+            and (threads, query_arena) != (settings.embed_threads, arena)
             else None
         )
         conversation = RedisConversationStore(hot.client, settings.memory.short_term_max_messages)

@@ -5,7 +5,7 @@ channel, behind ``Cast`` and ``Mul`` nodes: onnxruntime folds those into float32
 matrices when the session starts, so the shipped graph runs float32 MatMuls. Here each
 ``MatMul(x, Mul(Cast(W_int8), scale))`` becomes onnxruntime's ``DynamicQuantizeMatMul``
 (x quantised to 8 bits as it runs, the product in integers, then scaled back), which
-uses the CPU's integer dot-product instructions (AVX-512 VNNI, AVX-VNNI, AVX2).
+runs on the CPU's integer instructions (VNNI dot products where the CPU has them).
 
 The activations get one scale per run, taken from the whole input tensor, so a text's
 vector would depend on the texts batched with it: the embedder runs one text a run

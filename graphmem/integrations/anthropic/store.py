@@ -135,7 +135,10 @@ class FileStore:
         ids = [m.id for m in old if _old_path(m) is not None]
         for start in range(0, len(ids), MAX_FORGETS):
             await self.client.forget_memories(ids[start : start + MAX_FORGETS])
-        log.info("moved %d memory-tool files of session %s into items", len(puts), self.session_id)
+        if puts:
+            log.info(
+                "moved %d memory-tool files of session %s into items", len(puts), self.session_id
+            )
         return len(puts)
 
     async def _old_files(self) -> list[MemoryItem]:

@@ -121,7 +121,11 @@ def cpu_seconds(server: Server) -> dict[str, float]:
 
 
 async def run_one(
-    workers: int, turns: list[dict[str, Any]], redis_db: int, model: str
+    workers: int,
+    turns: list[dict[str, Any]],
+    redis_db: int,
+    model: str,
+    embed_threads: int | None = None,
 ) -> dict[str, Any]:
     tenant = f"ingest-{uuid.uuid4().hex[:8]}"
     server = Server(
@@ -132,7 +136,8 @@ async def run_one(
             "GRAPHMEM_ENRICH_WORKERS": str(workers),
             "GRAPHMEM_RATE_LIMIT_PER_SECOND": "0",
             "GRAPHMEM_EMBEDDER": model,
-        },
+        }
+        | ({"GRAPHMEM_EMBED_THREADS": str(embed_threads)} if embed_threads else {}),
     )
     async with aioredis.Redis.from_url(_db_url(redis_db)) as redis:
         await redis.flushdb()
@@ -337,6 +342,9 @@ async def main() -> None:
     parser.add_argument(
         "--embedder", default=load_settings().embedder, help="GRAPHMEM_EMBEDDER of the run"
     )
+    parser.add_argument(
+        "--embed-threads", type=int, help="GRAPHMEM_EMBED_THREADS of the run (default: its default)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.turns = min(args.turns, 101)
@@ -346,7 +354,7 @@ async def main() -> None:
     print(f"component limits: {limits}", file=sys.stderr)
     results = []
     for workers in [int(w) for w in args.workers.split(",")]:
-        result = await run_one(workers, turns, args.redis_db, args.embedder)
+        result = await run_one(workers, turns, args.redis_db, args.embedder, args.embed_threads)
         print(
             {k: v for k, v in result.items() if k != "samples"},
             file=sys.stderr,

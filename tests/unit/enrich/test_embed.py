@@ -103,8 +103,11 @@ def test_batches_keep_texts_times_longest_within_the_token_budget() -> None:
     for run in cut:
         padded = len(run) * max(lengths[i] for i in run)
         assert len(run) <= 4 and (padded <= 512 or len(run) == 1), (run, padded)
-    # as many as fit: short texts go batch_size at a time, 256-token ones two at a time
-    assert [len(run) for run in cut] == [4, 3, 2, 2, 2, 2, 1]
+    # cut where lengths jump, not as many as fit: the 9-token text is not padded to 40,
+    # nor the 5-token ones to 9; 256-token ones go two at a time
+    assert [len(run) for run in cut] == [3, 1, 3, 1, 2, 2, 2, 2]
+    # texts of one length go in the fewest runs: a run costs more than its tokens
+    assert [len(run) for run in _batches([8] * 10, batch_size=4, batch_tokens=512)] == [4, 3, 3]
     assert list(_batches([600, 700], batch_size=4, batch_tokens=512)) == [range(0, 1), range(1, 2)]
     assert list(_batches([], batch_size=4, batch_tokens=512)) == []
 

@@ -71,11 +71,13 @@ def locomo_turns(limit: int) -> list[dict[str, Any]]:
     return out[:limit]
 
 
-def component_limits(texts: list[str], model: str) -> dict[str, float]:
+def component_limits(texts: list[str], model: str, threads: int | None) -> dict[str, float]:
     from graphmem.memory.builder import shared_embedder
 
     settings = load_settings()
-    embedder = shared_embedder(model, settings.embed_threads, models_dir=settings.models_dir)
+    embedder = shared_embedder(
+        model, threads or settings.embed_threads, models_dir=settings.models_dir
+    )
     embed_memories(embedder, texts[:50])  # warm-up
     started, cpu = time.perf_counter(), time.process_time()
     embed_memories(embedder, texts)
@@ -350,7 +352,9 @@ async def main() -> None:
         args.turns = min(args.turns, 101)
     RESULTS.mkdir(parents=True, exist_ok=True)
     turns = locomo_turns(args.turns)
-    limits = component_limits([t["content"] for t in turns[:600]], args.embedder)
+    limits = component_limits(
+        [t["content"] for t in turns[:600]], args.embedder, args.embed_threads
+    )
     print(f"component limits: {limits}", file=sys.stderr)
     results = []
     for workers in [int(w) for w in args.workers.split(",")]:

@@ -12,7 +12,8 @@
    ("Speaker: text" plus " [image: caption]") with the question text alone as the query.
 
 Same embedding model as graphmem (all-MiniLM-L6-v2 int8 ONNX, graphmem's tokenizer;
-checked vector for vector against ``MiniLMInt8Embedder`` each run), no hosted calls, no
+checked vector for vector against ``MiniLMInt8Embedder`` on the float kernels each run,
+as the peer runs the graph), no hosted calls, no
 weights downloaded. The peer runs in its own virtualenv (created on demand with pip under
 ``$XDG_CACHE_HOME/graphmem``, ``~/.cache/graphmem`` by default, named by a hash of its
 requirements, so a clean clone reuses it and a change of requirements makes another) and
@@ -292,7 +293,8 @@ def run(quick: bool) -> dict[str, Any]:
         neo4j.stop()
     out = json.loads(done.stdout.strip().splitlines()[-1])
 
-    embedder = MiniLMInt8Embedder()
+    # the peer runs the shipped graph as it is, on float kernels: compared with that
+    embedder = MiniLMInt8Embedder(kernels="float")
     ingested = sum(c["messages"] for c in out["conversations"])
     ingest_seconds = sum(c["seconds"] for c in out["conversations"])
     graph = {k: sum(c["graph"][k] for c in out["conversations"]) for k in ("entities", "mentions")}
@@ -479,7 +481,8 @@ graphmem's columns are read from {sources or "nothing (no results yet)"}.
 What ran in the peer, through its public API and no LLM (`llm=None`): embeddings from an
 adapter implementing its `EmbeddingProvider` protocol over graphmem's own model
 (all-MiniLM-L6-v2 int8 ONNX, graphmem's WordPiece tokenizer; largest difference from
-graphmem's `MiniLMInt8Embedder` on {par["texts"]} probe texts {par["max_abs_diff"]:.1e});
+graphmem's `MiniLMInt8Embedder`, float kernels, on {par["texts"]} probe texts
+{par["max_abs_diff"]:.1e});
 its spaCy extractor (`ExtractorType.SPACY`, spaCy {versions["spacy"]},
 {versions["spacy_model"]}; GLiNER2.5 off, as its weights come from the Hugging Face hub,
 and the LLM fallback off); its default entity resolver

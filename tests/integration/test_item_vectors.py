@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -18,7 +19,7 @@ from graphmem.domain.models import tenant_item_fulltext, utcnow
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.kinds.items.store import ItemMemory, ItemPut
-from graphmem.memory.kinds.items.vectors import DEFER_MAX, SWEEP_AFTER
+from graphmem.memory.kinds.items.vectors import DEFER_MAX, LINGER, SWEEP_AFTER
 from tests.conftest import Stack, new_tenant, run_cypher
 
 NS = ("users", "zoe", "notes")
@@ -208,3 +209,28 @@ async def test_an_unindexed_item_is_scored_only_under_its_own_tenant_and_prefix(
     await items.put(mine, [ItemPut(("users", "ann", "notes"), "late", json.dumps({"text": BILL}))])
     assert await items.search(mine, NS[:2], "electricity overdue") == []
     assert [i.key for i in await items.search(theirs, NS[:2], "electricity overdue")] == ["late"]
+
+
+async def test_the_pass_rests_once_it_has_set_what_was_put(stack: Stack, service: Memory) -> None:
+    items, tenant = items_of(service), new_tenant()
+    assert items.vectors is not None
+    stop = asyncio.Event()
+    running = asyncio.create_task(items.vectors.run(stop))
+    try:
+        # puts made while the pass embeds join that drain: the pass then has nothing due
+        await put(items, tenant, "dog", DOG)
+        await asyncio.sleep(LINGER + 0.02)
+        await put(items, tenant, "bill", BILL)
+        for _ in range(100):
+            if not await items.store.pending_hits(tenant, "", 64, 100):
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)
+        # the loop thread's CPU over half a second: near none when the pass waits, all of
+        # it when it spins
+        before = time.thread_time()
+        await asyncio.sleep(0.5)
+        assert time.thread_time() - before < 0.1
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 10)

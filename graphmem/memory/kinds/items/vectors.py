@@ -153,6 +153,11 @@ class ItemVectors:
                     self._wake.clear()
                     await self.drain()
                     continue
+                # nothing is due, so whatever set the event was taken by the last drain
+                # (puts made while it ran join it): left set, the wait below returned at
+                # once and this loop spun a core until the next put, slowing every
+                # request the process served meanwhile (BENCHMARKS.md, LangGraph store)
+                self._wake.clear()
                 waking = asyncio.ensure_future(self._wake.wait())
                 await asyncio.wait(
                     {waking, stopping},

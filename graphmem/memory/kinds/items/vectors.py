@@ -8,7 +8,9 @@ handed the items by the put); Neo4j, not this process, is the record of what is 
 so an item whose process died before its vector was set is found by the sweep every
 process runs (``sweep``, after ``SWEEP_AFTER``). Until then a query search compares a
 pending item with the query itself (``ItemMemory._ranked``): it is found by meaning from
-the moment its put returns, in every replica.
+the moment its put returns, in every replica. Setting the vector also labels a new item
+for the tenant's fulltext index (``item/vectors_set``), which its put left out of the
+put's commit; the search scores its words meanwhile (``textscore.py``).
 """
 
 from __future__ import annotations

@@ -320,7 +320,9 @@ class ItemMemory:
             [t for _, t in found.unindexed],
         )
         for (item, _), score in zip(found.unindexed, unindexed, strict=True):
-            if score > 0:
+            # one labelled while the search read it is among Lucene's hits too: that
+            # score stands
+            if score > 0 and (item.path, item.key) not in lexical:
                 lexical[(item.path, item.key)] = score
                 items.setdefault((item.path, item.key), item)
         scored = sorted(

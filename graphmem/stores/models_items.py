@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pydantic import Field
+
 from graphmem.stores.models import StoreModel
 
 
@@ -51,3 +53,18 @@ class ItemVector(ItemText):
     """The vector of ``text``, for the item if it still holds that text."""
 
     embedding: list[float]
+
+
+class ItemTextHits(StoreModel):
+    """What a query search reads beside its query's embedding (``ItemStore.text_hits``):
+    the best items by Lucene's BM25, each with its text, and the items whose vector is
+    still due, with their text."""
+
+    #: scored by Lucene, best first; ``texts[i]`` is ``hits[i]``'s (its first characters)
+    hits: list[StoredItem] = Field(default_factory=list)
+    texts: list[str] = Field(default_factory=list)
+    #: vector due: the item and the text to embed
+    due: list[tuple[StoredItem, str]] = Field(default_factory=list)
+    #: due items Lucene does not hold yet (a new item until its vector is set), with
+    #: their whole text: the search scores them by BM25 itself
+    unindexed: list[tuple[StoredItem, str]] = Field(default_factory=list)

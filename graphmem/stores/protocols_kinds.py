@@ -50,7 +50,13 @@ from graphmem.stores.models import (
     TransferOutcome,
     UserEntity,
 )
-from graphmem.stores.models_items import ItemText, ItemVector, ItemWrite, StoredItem
+from graphmem.stores.models_items import (
+    ItemText,
+    ItemTextHits,
+    ItemVector,
+    ItemWrite,
+    StoredItem,
+)
 
 
 @runtime_checkable
@@ -296,7 +302,7 @@ class ItemStore(Protocol):
     ) -> list[StoredItem]: ...
     async def text_hits(
         self, tenant: str, prefix: str, lucene: str | None, k: int, cap: int, chars: int
-    ) -> tuple[list[StoredItem], list[tuple[StoredItem, str]]]: ...
+    ) -> ItemTextHits: ...
     async def vector_hits(
         self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int
     ) -> list[StoredItem]: ...

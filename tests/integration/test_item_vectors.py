@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
 
-from graphmem.domain.models import utcnow
+from graphmem.domain.models import tenant_item_fulltext, utcnow
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.kinds.items.store import ItemMemory, ItemPut
-from graphmem.memory.kinds.items.vectors import DEFER_MAX, SWEEP_AFTER
+from graphmem.memory.kinds.items.vectors import DEFER_MAX, LINGER, SWEEP_AFTER
 from tests.conftest import Stack, new_tenant, run_cypher
 
 NS = ("users", "zoe", "notes")
@@ -159,6 +160,77 @@ async def test_the_running_pass_sets_a_put_items_vector_within_a_second(
             await asyncio.sleep(0.02)
         row = await stored(stack, tenant, "dog")
         assert row["due"] is None and row["embedding"] is not None
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 10)
+
+
+async def test_a_new_item_is_found_by_its_words_before_lucene_holds_it(
+    stack: Stack, service: Memory
+) -> None:
+    items, tenant = items_of(service), new_tenant()
+    await put(items, tenant, "bill", BILL)
+    await put(items, tenant, "rent", "the rent invoice for the flat, paid in march")
+    await items.vectors.drain()  # type: ignore[union-attr]
+    await put(items, tenant, "late", "electricity invoice overdue overdue: pay the electricity")
+    label = tenant_item_fulltext(tenant)[1]
+    rows = await run_cypher(
+        stack,
+        "MATCH (n:StoreItem {tenant: $tenant}) RETURN n.key AS key, $label IN labels(n) AS indexed",
+        tenant=tenant,
+        label=label,
+    )
+    # the new item is not in Lucene yet: its label comes with its vector
+    assert {r["key"]: r["indexed"] for r in rows} == {"bill": True, "rent": True, "late": False}
+
+    query = "overdue electricity"
+    pending = {i.key: i.score or 0 for i in await items.search(tenant, NS[:2], query)}
+    assert set(list(pending)[:2]) == {"late", "bill"}  # by its words, beside Lucene's hits
+    assert await items.vectors.drain() == 1  # type: ignore[union-attr]
+    rows = await run_cypher(
+        stack,
+        "MATCH (n:StoreItem {tenant: $tenant, key: 'late'}) RETURN $label IN labels(n) AS ok",
+        tenant=tenant,
+        label=label,
+    )
+    assert rows == [{"ok": True}]
+    indexed = {i.key: i.score or 0 for i in await items.search(tenant, NS[:2], query)}
+    assert set(list(indexed)[:2]) == {"late", "bill"}
+    # scored by the search or by Lucene, the new item scores alike (both: the best words)
+    assert abs(pending["late"] - indexed["late"]) < 0.05
+    assert pending["rent"] == indexed["rent"] < pending["late"]
+
+
+async def test_an_unindexed_item_is_scored_only_under_its_own_tenant_and_prefix(
+    stack: Stack, service: Memory
+) -> None:
+    items, mine, theirs = items_of(service), new_tenant(), new_tenant()
+    await put(items, theirs, "late", "electricity invoice overdue")
+    await items.put(mine, [ItemPut(("users", "ann", "notes"), "late", json.dumps({"text": BILL}))])
+    assert await items.search(mine, NS[:2], "electricity overdue") == []
+    assert [i.key for i in await items.search(theirs, NS[:2], "electricity overdue")] == ["late"]
+
+
+async def test_the_pass_rests_once_it_has_set_what_was_put(stack: Stack, service: Memory) -> None:
+    items, tenant = items_of(service), new_tenant()
+    assert items.vectors is not None
+    stop = asyncio.Event()
+    running = asyncio.create_task(items.vectors.run(stop))
+    try:
+        # puts made while the pass embeds join that drain: the pass then has nothing due
+        await put(items, tenant, "dog", DOG)
+        await asyncio.sleep(LINGER + 0.02)
+        await put(items, tenant, "bill", BILL)
+        for _ in range(100):
+            if not await items.store.pending_hits(tenant, "", 64, 100):
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)
+        # the loop thread's CPU over half a second: near none when the pass waits, all of
+        # it when it spins
+        before = time.thread_time()
+        await asyncio.sleep(0.5)
+        assert time.thread_time() - before < 0.1
     finally:
         stop.set()
         await asyncio.wait_for(running, 10)

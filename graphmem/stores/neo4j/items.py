@@ -12,7 +12,13 @@ from typing import Any
 import neo4j
 
 from graphmem.domain.models import tenant_item_fulltext, to_datetime
-from graphmem.stores.models_items import ItemText, ItemVector, ItemWrite, StoredItem
+from graphmem.stores.models_items import (
+    ItemText,
+    ItemTextHits,
+    ItemVector,
+    ItemWrite,
+    StoredItem,
+)
 from graphmem.stores.neo4j.fulltext import create_tenant_index
 from graphmem.stores.neo4j.session import Neo4jSession
 
@@ -119,17 +125,18 @@ class Neo4jItemStore:
 
     async def text_hits(
         self, tenant: str, prefix: str, lucene: str | None, k: int, cap: int, chars: int
-    ) -> tuple[list[StoredItem], list[tuple[StoredItem, str]]]:
+    ) -> ItemTextHits:
         """The top ``k`` by BM25 under the prefix (none without ``lucene``), and the
         items there whose vector is still due (``pending_hits``), in one round trip."""
         if lucene is None:
-            return [], await self.pending_hits(tenant, prefix, cap, chars)
-        index, _ = await self._ensure_index(tenant)
+            return ItemTextHits(due=await self.pending_hits(tenant, prefix, cap, chars))
+        index, label = await self._ensure_index(tenant)
         records = await self.graph.run(
             "item/text_hits",
             {
                 "tenant": tenant,
                 "index": index,
+                "label": label,
                 "prefix": prefix,
                 "lucene": lucene,
                 "k": k,
@@ -137,9 +144,20 @@ class Neo4jItemStore:
                 "chars": chars,
             },
         )
-        hits = [_item(r, float(r["score"])) for r in records if r["text"] is None]
-        due = [(_item(r), str(r["text"])) for r in records if r["text"] is not None]
-        return hits, due
+        hits, texts = [], []
+        due: list[tuple[StoredItem, str]] = []
+        unindexed: list[tuple[StoredItem, str]] = []
+        for r in records:
+            text = str(r["text"] or "")
+            if r["score"] is not None:
+                hits.append(_item(r, float(r["score"])))
+                texts.append(text)
+                continue
+            item = _item(r)
+            due.append((item, text[:chars]))
+            if not r["indexed"]:
+                unindexed.append((item, text))
+        return ItemTextHits(hits=hits, texts=texts, due=due, unindexed=unindexed)
 
     async def vector_hits(
         self, tenant: str, prefix: str, vector: list[float], model: str, k: int, cap: int
@@ -188,10 +206,12 @@ class Neo4jItemStore:
     ) -> int:
         """Set each row's vector if its item still holds the text it was computed from;
         how many were set."""
+        _, label = await self._ensure_index(tenant)
         (row,) = await self.graph.run(
             "item/vectors_set",
             {
                 "tenant": tenant,
+                "label": label,
                 "model": model,
                 "chars": chars,
                 "rows": [

@@ -26,6 +26,7 @@ from graphmem.domain.models import EventKind, as_utc, utcnow
 from graphmem.enrich.embed import Embedder
 from graphmem.errors import BadInput
 from graphmem.memory.kinds.items import paths as p
+from graphmem.memory.kinds.items import textscore
 from graphmem.memory.kinds.items import values as v
 from graphmem.memory.kinds.items.vectors import DEFER_MAX, Costs, Free, ItemVectors
 from graphmem.memory.search.querytext import terms
@@ -298,19 +299,32 @@ class ItemMemory:
             # the vectors are read after the pending items, never before: an item whose
             # vector was set in between is then among the vectors, where read the other
             # way round it would be in neither (seen in 24 gathered searches)
-            by_text, due = await reading
+            found = await reading
         finally:
             reading.cancel()
         by_meaning = await self.store.vector_hits(
             tenant, path, vector, self.embedder.name, k, EXACT_CAP
         )
-        if due:
-            by_meaning = _nearest([*by_meaning, *await self._compared(vector, due)], k)
+        by_text = found.hits
+        if found.due:
+            by_meaning = _nearest([*by_meaning, *await self._compared(vector, found.due)], k)
         top_text = max((h.score or 0.0 for h in by_text), default=0.0) or 1.0
         floor = min((h.score or 0.0 for h in by_meaning), default=0.0)
         cosines = {(h.path, h.key): h.score or 0.0 for h in by_meaning}
         lexical = {(h.path, h.key): (h.score or 0.0) / top_text for h in by_text}
         items = {(h.path, h.key): h for h in [*by_text, *by_meaning]}
+        # items Lucene does not hold yet (textscore.py), by their BM25 on the hits' scale
+        unindexed = textscore.unindexed_scores(
+            words,
+            [(h.score or 0.0, t) for h, t in zip(by_text, found.texts, strict=True)],
+            [t for _, t in found.unindexed],
+        )
+        for (item, _), score in zip(found.unindexed, unindexed, strict=True):
+            # one labelled while the search read it is among Lucene's hits too: that
+            # score stands
+            if score > 0 and (item.path, item.key) not in lexical:
+                lexical[(item.path, item.key)] = score
+                items.setdefault((item.path, item.key), item)
         scored = sorted(
             (
                 VECTOR_WEIGHT * cosines.get(ident, floor) + TEXT_WEIGHT * lexical.get(ident, 0.0),

@@ -8,7 +8,9 @@ handed the items by the put); Neo4j, not this process, is the record of what is 
 so an item whose process died before its vector was set is found by the sweep every
 process runs (``sweep``, after ``SWEEP_AFTER``). Until then a query search compares a
 pending item with the query itself (``ItemMemory._ranked``): it is found by meaning from
-the moment its put returns, in every replica.
+the moment its put returns, in every replica. Setting the vector also labels a new item
+for the tenant's fulltext index (``item/vectors_set``), which its put left out of the
+put's commit; the search scores its words meanwhile (``textscore.py``).
 """
 
 from __future__ import annotations
@@ -153,6 +155,11 @@ class ItemVectors:
                     self._wake.clear()
                     await self.drain()
                     continue
+                # nothing is due, so whatever set the event was taken by the last drain
+                # (puts made while it ran join it): left set, the wait below returned at
+                # once and this loop spun a core until the next put, slowing every
+                # request the process served meanwhile (BENCHMARKS.md, LangGraph store)
+                self._wake.clear()
                 waking = asyncio.ensure_future(self._wake.wait())
                 await asyncio.wait(
                     {waking, stopping},

@@ -1,12 +1,15 @@
 // Vectors for pending store items. A vector is set only while the item still holds the
 // text it was computed from (the first $chars characters of itemText): a put that
 // changed the text since marked the item again, and its own vector follows.
+// The tenant's label ($label) puts a new item's text into its fulltext index here, in
+// the same transaction that clears vectorDue (item/write leaves it off): an item is
+// either labelled or marked, never neither, so a search always finds it by its text.
 // The key's own index, not the pending items' (the planner picked the latter, reading
 // every pending item of the tenant for each row).
 UNWIND $rows AS row
 MATCH (n:StoreItem {tenant: $tenant, path: row.path, key: row.key})
 USING INDEX n:StoreItem(tenant, path, key)
 WHERE n.vectorDue IS NOT NULL AND left(n.itemText, $chars) = row.text
-SET n.embedding = row.embedding, n.model = $model
+SET n.embedding = row.embedding, n.model = $model, n:$($label)
 REMOVE n.vectorDue
 RETURN count(n) AS set

@@ -8,13 +8,19 @@
 // then), unless the item already holds the vector of this very text ($model's): a
 // value changed outside its indexed text keeps its vector. A row with an embedding
 // sets it now.
+// The tenant's label ($label, which its item fulltext index covers) is set only on an
+// item whose vector is not left due: a new item's text reaches Lucene in the
+// transaction of item/vectors_set, not in the put's, whose commit the Lucene update
+// made twice as slow (BENCHMARKS.md, LangGraph store). Until then a query search
+// scores it itself (item/text_hits returns it as pending). An item already labelled
+// keeps its label, so its changed text is in Lucene at once.
 // A row from an import carries its exported createdAt and updatedAt: it never replaces
 // a version the tenant holds that is as new or newer, so importing a file twice changes
 // nothing and an import never undoes a later put.
 CALL () {
   UNWIND $puts AS row
   MERGE (n:StoreItem {tenant: $tenant, path: row.path, key: row.key})
-    ON CREATE SET n:$($label), n.createdAt = coalesce(row.createdAt, $now)
+    ON CREATE SET n.createdAt = coalesce(row.createdAt, $now)
   WITH n, row
   WHERE row.updatedAt IS NULL OR n.updatedAt IS NULL OR n.updatedAt < row.updatedAt
   WITH n, row,
@@ -24,6 +30,7 @@ CALL () {
       n.vectorDue = CASE WHEN row.due AND NOT kept THEN $now END
   FOREACH (_ IN CASE WHEN kept THEN [] ELSE [1] END |
     SET n.embedding = row.embedding, n.model = row.model)
+  FOREACH (_ IN CASE WHEN n.vectorDue IS NULL THEN [1] ELSE [] END | SET n:$($label))
   RETURN count(n) AS written
 }
 CALL () {

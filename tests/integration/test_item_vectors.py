@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -145,14 +147,24 @@ async def test_pending_items_never_show_in_another_tenants_search(
     assert await items.store.pending_hits(mine, "", 64, 100) == []
 
 
-async def test_the_running_pass_sets_a_put_items_vector_within_a_second(
-    stack: Stack, service: Memory
-) -> None:
-    items, tenant = items_of(service), new_tenant()
+@asynccontextmanager
+async def running_pass(items: ItemMemory) -> AsyncIterator[None]:
+    """The item vector pass running as in `serve`, stopped at the end."""
     assert items.vectors is not None
     stop = asyncio.Event()
     running = asyncio.create_task(items.vectors.run(stop))
     try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 10)
+
+
+async def test_the_running_pass_sets_a_put_items_vector_within_a_second(
+    stack: Stack, service: Memory
+) -> None:
+    items, tenant = items_of(service), new_tenant()
+    async with running_pass(items):
         await put(items, tenant, "dog", DOG)
         for _ in range(50):
             if (await stored(stack, tenant, "dog"))["due"] is None:
@@ -160,9 +172,6 @@ async def test_the_running_pass_sets_a_put_items_vector_within_a_second(
             await asyncio.sleep(0.02)
         row = await stored(stack, tenant, "dog")
         assert row["due"] is None and row["embedding"] is not None
-    finally:
-        stop.set()
-        await asyncio.wait_for(running, 10)
 
 
 async def test_a_new_item_is_found_by_its_words_before_lucene_holds_it(
@@ -213,10 +222,7 @@ async def test_an_unindexed_item_is_scored_only_under_its_own_tenant_and_prefix(
 
 async def test_the_pass_rests_once_it_has_set_what_was_put(stack: Stack, service: Memory) -> None:
     items, tenant = items_of(service), new_tenant()
-    assert items.vectors is not None
-    stop = asyncio.Event()
-    running = asyncio.create_task(items.vectors.run(stop))
-    try:
+    async with running_pass(items):
         # puts made while the pass embeds join that drain: the pass then has nothing due
         await put(items, tenant, "dog", DOG)
         await asyncio.sleep(LINGER + 0.02)
@@ -231,6 +237,3 @@ async def test_the_pass_rests_once_it_has_set_what_was_put(stack: Stack, service
         before = time.thread_time()
         await asyncio.sleep(0.5)
         assert time.thread_time() - before < 0.1
-    finally:
-        stop.set()
-        await asyncio.wait_for(running, 10)

@@ -20,6 +20,7 @@ import numpy as np
 from graphmem.domain.models import tenant_item_fulltext, utcnow
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.kinds.items import textscore
 from graphmem.memory.kinds.items.store import ItemMemory, ItemPut
 from graphmem.memory.kinds.items.vectors import DEFER_MAX, LINGER, SWEEP_AFTER
 from tests.conftest import Stack, new_tenant, run_cypher
@@ -172,6 +173,20 @@ async def test_the_running_pass_sets_a_put_items_vector_within_a_second(
             await asyncio.sleep(0.02)
         row = await stored(stack, tenant, "dog")
         assert row["due"] is None and row["embedding"] is not None
+
+
+async def test_a_long_new_item_is_found_by_its_words_before_lucene_holds_it(
+    stack: Stack, service: Memory
+) -> None:
+    # over textscore.INLINE_CHARS: scored in a thread, with the same answer
+    items, tenant = items_of(service), new_tenant()
+    await put(items, tenant, "bill", BILL)
+    await items.vectors.drain()  # type: ignore[union-attr]
+    filler = " ".join(["the garden gate was painted green last spring"] * 80)
+    await put(items, tenant, "long", f"{filler} quarterly zanzibar tariff schedule {filler}")
+    assert len(filler) * 2 > textscore.INLINE_CHARS
+    found = [i.key for i in await items.search(tenant, NS[:2], "zanzibar tariff")]
+    assert found[:1] == ["long"]
 
 
 async def test_a_new_item_is_found_by_its_words_before_lucene_holds_it(

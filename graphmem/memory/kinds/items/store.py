@@ -313,12 +313,15 @@ class ItemMemory:
         cosines = {(h.path, h.key): h.score or 0.0 for h in by_meaning}
         lexical = {(h.path, h.key): (h.score or 0.0) / top_text for h in by_text}
         items = {(h.path, h.key): h for h in [*by_text, *by_meaning]}
-        # items Lucene does not hold yet (textscore.py), by their BM25 on the hits' scale
-        unindexed = textscore.unindexed_scores(
-            words,
-            [(h.score or 0.0, t) for h, t in zip(by_text, found.texts, strict=True)],
-            [t for _, t in found.unindexed],
-        )
+        # items Lucene does not hold yet (textscore.py), by their BM25 on the hits' scale;
+        # 64 of them at 20,000 characters are ~90 ms of analysis, which runs in a thread
+        # so the loop keeps serving other requests meanwhile
+        hit_texts = [(h.score or 0.0, t) for h, t in zip(by_text, found.texts, strict=True)]
+        pending = [t for _, t in found.unindexed]
+        if sum(map(len, pending)) > textscore.INLINE_CHARS:
+            unindexed = await in_thread(textscore.unindexed_scores, words, hit_texts, pending)
+        else:
+            unindexed = textscore.unindexed_scores(words, hit_texts, pending)
         for (item, _), score in zip(found.unindexed, unindexed, strict=True):
             # one labelled while the search read it is among Lucene's hits too: that
             # score stands

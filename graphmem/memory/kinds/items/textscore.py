@@ -19,6 +19,10 @@ from collections.abc import Sequence
 from graphmem.enrich.lexical import stems, words
 from graphmem.memory.search.scopescoring import BM25_B, BM25_K1
 
+#: unindexed texts up to this many characters in all are scored on the event loop; more
+#: in a thread (a search's worst case, 64 items of 20,000 characters, is ~90 ms)
+INLINE_CHARS = 2_000
+
 
 def bm25(terms: Sequence[str], texts: Sequence[str]) -> list[float]:
     """Each text's BM25 for the query's terms, with the statistics of ``texts``."""

@@ -180,13 +180,16 @@ async def test_a_long_new_item_is_found_by_its_words_before_lucene_holds_it(
 ) -> None:
     # over textscore.INLINE_CHARS: scored in a thread, with the same answer
     items, tenant = items_of(service), new_tenant()
-    await put(items, tenant, "bill", BILL)
+    # near the query in meaning, without its words: by meaning alone both lead
+    await put(items, tenant, "duties", "import duties on goods shipped to east african islands")
+    await put(items, tenant, "customs", "the customs fees for cargo landing on the spice coast")
     await items.vectors.drain()  # type: ignore[union-attr]
     filler = " ".join(["the garden gate was painted green last spring"] * 80)
     await put(items, tenant, "long", f"{filler} quarterly zanzibar tariff schedule {filler}")
     assert len(filler) * 2 > textscore.INLINE_CHARS
     found = [i.key for i in await items.search(tenant, NS[:2], "zanzibar tariff")]
-    assert found[:1] == ["long"]
+    # its words lift it over an item closer in meaning (by meaning alone it ranks last)
+    assert "long" in found and found.index("long") < found.index("customs")
 
 
 async def test_a_new_item_is_found_by_its_words_before_lucene_holds_it(

@@ -91,11 +91,11 @@ class FileStore:
                 return found
             after = page[-1].namespace, page[-1].key
 
-    def _put(self, path: str, text: str | None) -> dict[str, Any]:
+    def _put(self, path: str, text: str | None, as_of: datetime | None = None) -> dict[str, Any]:
         if text is None:
             return item_put(self.namespace, key_of(path), None)
         value = {"path": path, "text": text, "bytes": size_of(text)}
-        return item_put(self.namespace, key_of(path), value, index=["text"])
+        return item_put(self.namespace, key_of(path), value, index=["text"], as_of=as_of)
 
     async def write(self, changes: Mapping[str, str | None]) -> None:
         """Write files (text) and delete them (None) in one ``putItems``: all of the
@@ -110,29 +110,17 @@ class FileStore:
         it never replaces an item written since (by another tool that moved it first and
         then edited it), and only then are the memories forgotten. A crash in between
         leaves both, and the next ``adopt`` finishes. Returns the files moved."""
-        old = await self._old_files()
+        # a memory whose path the tool cannot have written is not a file: left alone
+        files = [(path, m) for m in await self._old_files() if (path := _old_path(m))]
         newest: dict[str, MemoryItem] = {}
-        for item in old:
-            path = _old_path(item)
-            if path is None:
-                continue
+        for path, item in files:
             kept = newest.get(path)
             if kept is None or _time(item) >= _time(kept):
                 newest[path] = item
-        puts = [
-            item_put(
-                self.namespace,
-                key_of(path),
-                {"path": path, "text": _old_text(m), "bytes": size_of(_old_text(m))},
-                index=["text"],
-                as_of=_time(m),
-            )
-            for path, m in newest.items()
-        ]
+        puts = [self._put(path, _old_text(m), as_of=_time(m)) for path, m in newest.items()]
         for start in range(0, len(puts), MAX_PUTS):
             await self.client.put_items(puts[start : start + MAX_PUTS])
-        # a memory whose path the tool cannot have written is not a file: left alone
-        ids = [m.id for m in old if _old_path(m) is not None]
+        ids = [m.id for _, m in files]
         for start in range(0, len(ids), MAX_FORGETS):
             await self.client.forget_memories(ids[start : start + MAX_FORGETS])
         if puts:

@@ -301,6 +301,8 @@ class BeforeInt8Embedder:
         inner = MiniLMInt8Embedder(threads=2, spinning=True, kernels="float")
         self.name, self.dimension, self._inner = inner.name, inner.dimension, inner
         self.query_prefix = inner.query_prefix
+        self.document_prefix = inner.document_prefix
+        self.sentence_vectors = inner.sentence_vectors
         self._tok = inner._tok
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

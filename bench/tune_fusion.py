@@ -31,9 +31,9 @@ import httpx
 from bench.lib.locomo import LOCOMO, Client, evidence_ids, ingest
 from graphmem.api.http.app import create_app
 from graphmem.memory import Memory, RecallQuery
-from graphmem.memory.search.fusion import add_context, base_scores
+from graphmem.memory.search.fusion import add_context, base_scores, with_vector_slots
 from graphmem.memory.search.querytext import asks_inference
-from graphmem.memory.search.weights import Weights, query_weights
+from graphmem.memory.search.weights import Weights, query_weights, weights_for
 from graphmem.settings import load_settings
 
 
@@ -89,6 +89,7 @@ def rank(raw: dict[str, Any], w: Weights) -> list[str]:
         near = within(pool, near, w.context_window)
         add_context(pool, near, w)
     ordered = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
+    ordered = with_vector_slots(ordered, lambda c: c.item.id, raw["vector"], 10, w.vector_slots)
     return [raw["dia"].get(c.item.id) for c in ordered[:10]]
 
 
@@ -102,8 +103,8 @@ async def main() -> None:
     )
     args = parser.parse_args()
     if args.cache and args.cache.exists():
-        cases = pickle.loads(args.cache.read_bytes())
-        search(cases)
+        model, cases = pickle.loads(args.cache.read_bytes())
+        search(cases, model)
         return
     data = json.loads(LOCOMO.read_text())[: 1 if args.quick else None]
     tenant, key = f"tune-{uuid.uuid4().hex[:8]}", f"bench-{uuid.uuid4().hex}"
@@ -114,6 +115,7 @@ async def main() -> None:
     cases = []
     async with app.router.lifespan_context(app):
         service: Memory = app.state.service
+        model = service.ranker.embedder.name
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
             transport=transport, base_url="http://bench", timeout=300
@@ -136,8 +138,8 @@ async def main() -> None:
                     {"u": conversation["sample_id"]},
                 )
     if args.cache:
-        args.cache.write_bytes(pickle.dumps(cases))
-    search(cases)
+        args.cache.write_bytes(pickle.dumps((model, cases)))
+    search(cases, model)
 
 
 #: recall's defaults as this grid sees them (without the link step)
@@ -184,7 +186,7 @@ def score(cases: list[Any], w: Weights) -> tuple[float, float]:
     return sum(r10) / max(len(r10), 1), sum(multi) / max(len(multi), 1)
 
 
-def search(cases: list[Any]) -> None:
+def search(cases: list[Any], model: str) -> None:
     scored = sorted(
         ((*score(cases, weights(*g)), weights(*g)) for g in GRID),
         key=lambda s: s[0],
@@ -202,6 +204,7 @@ def search(cases: list[Any]) -> None:
             print(f"current defaults: R@10 {overall:.3f}  multi-hop {multi:.3f}")
     cross_validate(cases)
     inference_folds(cases)
+    model_folds(cases, model)
 
 
 def cross_validate(cases: list[Any]) -> None:
@@ -223,6 +226,48 @@ def cross_validate(cases: list[Any]) -> None:
             f"{default_multi:.3f})  chosen text {best.text} context {best.context} "
             f"window {best.context_window} session {best.session} time {best.time} "
             f"speaker {best.speaker}"
+        )
+
+
+#: what ``model_folds`` chooses for a model: turns of context to a side, and the share
+#: of the ten kept for the vector retriever's best hits
+MODEL_GRID = list(itertools.product([1, 2], [0.0, 0.1, 0.2, 0.3]))
+
+
+def model_folds(cases: list[Any], model: str) -> None:
+    """``MODEL_WEIGHTS``' choices for the model whose candidates these are (the context
+    window and ``vector_slots``), everything else at MiniLM's defaults: each
+    conversation's best scored on the other. Ties go to the smaller change from
+    MiniLM's (window 1, no slots)."""
+    conversations = sorted({c[3] for c in cases})
+    model_default = weights_for(model)
+    print(
+        f"model {model}: window {model_default.context_window} "
+        f"vector_slots {model_default.vector_slots} (MODEL_WEIGHTS)"
+    )
+
+    def variant(window: int, slots: float) -> Weights:
+        return dataclasses.replace(DEFAULTS, context_window=window, vector_slots=slots)
+
+    for window, slots in MODEL_GRID:
+        by = {
+            c: score([x for x in cases if x[3] == c], variant(window, slots)) for c in conversations
+        }
+        cells = "  ".join(f"{c} {r:.3f} / {m:.3f}" for c, (r, m) in by.items())
+        print(f"  window {window} vector_slots {slots}: R@10 / multi-hop  {cells}")
+    if len(conversations) < 2:
+        return
+    for held_out in conversations:
+        tune = [c for c in cases if c[3] != held_out]
+        test = [c for c in cases if c[3] == held_out]
+        window, slots = max(
+            MODEL_GRID,
+            key=lambda g: (round(score(tune, variant(*g))[0], 6), -g[0], -g[1]),
+        )
+        held, held_multi = score(test, variant(window, slots))
+        print(
+            f"fold: chosen without {held_out}: window {window} vector_slots {slots}; on "
+            f"{held_out}: R@10 {held:.3f} multi-hop {held_multi:.3f}"
         )
 
 

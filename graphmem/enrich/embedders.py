@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphmem.enrich.bge import BgeSmallEmbedder
+from graphmem.enrich.e5 import E5SmallEmbedder
 from graphmem.enrich.embed import Embedder
 from graphmem.enrich.minilm import MiniLMFp32Embedder, MiniLMInt8Embedder
+from graphmem.enrich.names import EMBEDDERS
 from graphmem.errors import ConfigurationError
-
-EMBEDDERS = ("minilm-int8", "minilm-int8-float", "minilm-fp32", "bge-small-int8", "bge-small-fp32")
 
 
 def make_embedder(
@@ -27,4 +27,6 @@ def make_embedder(
         return MiniLMFp32Embedder()  # BLAS threads: OPENBLAS_NUM_THREADS
     if name in ("bge-small-int8", "bge-small-fp32"):
         return BgeSmallEmbedder(models_dir or Path(".graphmem/models"), name, threads, arena=arena)
+    if name == "e5-small-int8":
+        return E5SmallEmbedder(models_dir or Path(".graphmem/models"), threads, arena=arena)
     raise ConfigurationError(f"unknown embedder {name!r}; available: {', '.join(EMBEDDERS)}")

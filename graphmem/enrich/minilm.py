@@ -49,6 +49,8 @@ class MiniLMInt8Embedder:
     name = "all-MiniLM-L6-v2-onnx-int8"
     dimension = 384
     query_prefix = ""
+    document_prefix = ""
+    sentence_vectors = True
     max_tokens = 256  # the model's trained sequence length
     batch_size = 32
     batch_tokens = BATCH_TOKENS
@@ -188,6 +190,8 @@ class MiniLMFp32Embedder:
     name = "all-MiniLM-L6-v2-fp32"
     dimension = 384
     query_prefix = ""
+    document_prefix = ""
+    sentence_vectors = True
     max_tokens = 256  # the model's trained sequence length (sentence_bert_config.json)
     batch_size = 32
     batch_tokens = BATCH_TOKENS

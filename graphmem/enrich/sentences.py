@@ -7,6 +7,9 @@ keeps one vector per sentence; recall ranks it by its best sentence, and its own
 (the one in the vector index, and the relevance of hot items) is the normalised
 mean of its sentence vectors. A memory of one sentence is embedded as a whole, as before.
 
+A model that ranks whole texts better (``Embedder.sentence_vectors`` false: e5-small)
+embeds each memory whole, with no sentence vectors.
+
 Chat-formatted content ("Caroline: Thanks! I went to the support group yesterday.")
 carries its speaker label onto every sentence, because questions name who said what.
 Measured on the LoCoMo dev split (BENCHMARKS.md): sentence vectors lift hybrid R@10.
@@ -83,9 +86,14 @@ class Embedded:
 
 
 def embed_memories(embedder: Embedder, texts: Sequence[str]) -> list[Embedded]:
-    """Every sentence of every text in one batched call."""
-    split = [split_sentences(t) for t in texts]
-    flat = [s for parts in split for s in parts]
+    """Every sentence of every text (every whole text, for a model that ranks them
+    better, ``Embedder.sentence_vectors``) in one batched call, each with the model's
+    ``document_prefix``."""
+    if embedder.sentence_vectors:
+        split = [split_sentences(t) for t in texts]
+    else:
+        split = [[t.strip()] for t in texts]
+    flat = [embedder.document_prefix + s for parts in split for s in parts]
     vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dimension), np.float32)
     out: list[Embedded] = []
     start = 0

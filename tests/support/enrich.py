@@ -20,6 +20,8 @@ class HashEmbedder:
     without a stem gets the same fixed vector as every other such text."""
 
     query_prefix = ""
+    document_prefix = ""
+    sentence_vectors = True
 
     def __init__(self, dimension: int = 256, name: str = "hash-test-embedder") -> None:
         self.dimension = dimension
@@ -52,6 +54,8 @@ class TableEmbedder:
     vectors say."""
 
     query_prefix = ""
+    document_prefix = ""
+    sentence_vectors = True
 
     def __init__(self, table: Mapping[str, Sequence[float]], name: str = "table-embedder") -> None:
         self.table = table

@@ -17,7 +17,7 @@ split (see BENCHMARKS.md): rank fusion throws away how much better one hit is th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -61,6 +61,7 @@ class Spoken(Dated, Protocol):
 
 
 T = TypeVar("T", bound=Turn)
+R = TypeVar("R")
 D = TypeVar("D", bound=Dated)
 S = TypeVar("S", bound=Spoken)
 
@@ -214,6 +215,32 @@ def likely_results(pool: dict[str, Candidate[T]], weights: Weights, n: int) -> l
         reverse=True,
     )
     return [c.item.id for c in ahead[:n]]
+
+
+def with_vector_slots(
+    order: list[R],
+    key: Callable[[R], str],
+    vector_hits: Sequence[tuple[Turn, float]],
+    limit: int,
+    share: float,
+) -> list[R]:
+    """The final order (``key``: a row's memory id) with the last ``round(share *
+    limit)`` of its first ``limit`` places given to the vector retriever's best hits that
+    it ranked below them (best cosine first), the rest of the order after them. Each
+    keeps its fused score, so those places are not in score order."""
+    slots = round(share * limit)
+    if slots <= 0 or len(order) <= limit - slots:
+        return order
+    head = order[: limit - slots]
+    taken = {key(r) for r in head}
+    rows = {key(r): r for r in order}
+    for turn, _ in sorted(vector_hits, key=lambda hit: hit[1], reverse=True):
+        if len(head) >= limit:
+            break
+        if turn.id not in taken and turn.id in rows:
+            head.append(rows[turn.id])
+            taken.add(turn.id)
+    return head + [r for r in order if key(r) not in taken]
 
 
 def add_context(

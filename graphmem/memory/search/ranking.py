@@ -34,6 +34,7 @@ from graphmem.memory.search.fusion import (
     add_links,
     base_scores,
     likely_results,
+    with_vector_slots,
 )
 from graphmem.memory.search.querytext import STOPWORDS, lucene_query
 from graphmem.memory.search.scopecache import ScopeCache
@@ -117,16 +118,17 @@ class Ranker:
         sources, query_vector = await self.sources(tenant, q)
         ranked: list[tuple[Turn, float, float]]
         early: Early | None = None
+        w = query_weights(q.query, self.weights)
+        vector_hits = [(t, best) for t, _, _, best in sources.vector]
         try:
             if q.retriever is Retriever.VECTOR:
                 ranked = [(t, own, own) for t, _, own, _ in sources.vector]
             elif q.retriever is Retriever.FULLTEXT:
                 ranked = [(t, bm25, own) for t, bm25, own, _ in sources.text]
             else:
-                w = query_weights(q.query, self.weights)
                 entity_hits = await self.entity_hits(tenant, q)
                 pool = base_scores(
-                    [(t, best) for t, _, _, best in sources.vector],
+                    vector_hits,
                     [(t, bm25, best) for t, bm25, _, best in sources.text],
                     entity_hits,
                     q.query,
@@ -171,6 +173,10 @@ class Ranker:
                 wanted = {t.value for t in q.types}
                 ranked = [r for r in ranked if r[0].type in wanted]
             ranked = await self.demote_superseded(tenant, q, ranked, early)
+            if q.retriever is Retriever.HYBRID:
+                ranked = with_vector_slots(
+                    ranked, lambda r: r[0].id, vector_hits, q.limit, w.vector_slots
+                )
         finally:
             discard(early.found if early is not None else None)
         return ranked[: q.limit], query_vector, sources

@@ -77,6 +77,11 @@ class Weights:
     #: the text weight for a question asking for an inference ("would she enjoy
     #: Vivaldi?", ``asks_inference``); the vector weight takes the rest
     inference_text: float = 0.05
+    #: share of the first ``limit`` results kept for the vector retriever's best hits
+    #: that the fused ranking placed lower (``fusion.with_vector_slots``): the text,
+    #: context and session scores can crowd out a turn that only the meaning finds,
+    #: which costs recall when the model ranks well alone (e5-small), not with MiniLM
+    vector_slots: float = 0.0
     #: share of its score a superseded memory loses (every relation it asserts was
     #: closed by a later memory; docs/concepts.md, "Corrections"), and it never ranks
     #: above a memory that closed them
@@ -90,6 +95,7 @@ class Weights:
 #: other weights' choices split between the folds, so they stay
 MODEL_WEIGHTS: dict[str, dict[str, float | int]] = {
     "bge-small-en-v1.5-onnx-int8": {"context_window": 2},
+    "e5-small-v2-onnx-int8": {"context_window": 2, "vector_slots": 0.2},
 }
 
 

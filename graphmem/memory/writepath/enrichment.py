@@ -89,7 +89,12 @@ class Enrichment:
         vectors |= await self.hot.embeddings(
             tenant, session_id, [i.id for i in rest], model=self.embedder.name
         )
-        todo = [i for i in rest if i.id not in vectors or len(split_sentences(i.content)) > 1]
+        todo = [
+            i
+            for i in rest
+            if i.id not in vectors
+            or (self.embedder.sentence_vectors and len(split_sentences(i.content)) > 1)
+        ]
         if todo:
             computed = await in_thread(embed_memories, self.embedder, [i.content for i in todo])
             for item, embedded in zip(todo, computed, strict=True):

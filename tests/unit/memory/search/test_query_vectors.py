@@ -17,6 +17,8 @@ pytestmark = pytest.mark.asyncio
 class CountingEmbedder:
     dimension = 4
     query_prefix = ""
+    document_prefix = ""
+    sentence_vectors = True
 
     def __init__(self) -> None:
         self.texts: list[str] = []

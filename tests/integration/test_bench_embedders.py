@@ -38,6 +38,7 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
         "minilm-fp32",
         "bge-small-int8",
         "bge-small-fp32",
+        "e5-small-int8",
     }
     for model in result["models"].values():
         assert model["load_s"] > 0
@@ -48,7 +49,9 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
     assert result["fp32_vs_int8_cosine"]["min"] > 0.97
     assert result["bge_fp32_vs_int8_cosine"]["min"] > 0.9
     rows = {row["key"]: row for row in result["throughput"]}
-    assert {"int8i-t1", "int8-t1", "fp32-t1", "fp32-t2", "bge8-t1", "bge32-t1"} <= set(rows)
+    assert {"int8i-t1", "int8-t1", "fp32-t1", "fp32-t2", "bge8-t1", "bge32-t1", "e5-t1"} <= set(
+        rows
+    )
     assert rows["int8i-t1"]["embedder"] == "minilm-int8" and rows["int8i-t1"]["batch_size"] == 1
     assert all(row["items_per_s"] > 0 for row in rows.values())
     assert result["best_int8"] in rows

@@ -105,9 +105,10 @@ def section(results: dict[str, Any]) -> str:
 
 `bench/langgraph_store.py --items {results["items"]}`: one client, {g["put"]["runs"]} timed
 requests per operation, one request at a time, against a real `graphmem serve` (no
-enrichment worker: the fill's batches are embedded on the put, a single put's item by
-the server's background pass after it answers; no per-tenant rate limit) and LangGraph's
-`InMemoryStore` in the same program. {run["date"]}, commit {run["commit"]}, {run["machine"]}.
+per-tenant rate limit; no enrichment worker: the fill's batches are embedded on the put,
+a single put's item by the server's background pass after it answers) and LangGraph's
+`InMemoryStore` in the same program.
+{run["date"]}, commit {run["commit"]}, {run["machine"]}.
 Filled at {g["fill_items_per_s"]} items/s (batches of 500, 1,000 namespaces).
 
 | operation | graphmem p50 / p99 ms | InMemoryStore p50 / p99 ms | target p50 ms (100,000 stored) |

@@ -8,9 +8,11 @@ specific to these conversations, and the chosen weights are to be checked on hel
 data. The link step (``Weights.links``) is left out (off here): its
 seeds depend on the other weights and its links are a graph read, so its weight was
 chosen by live ``bench/locomo.py`` runs, each conversation's figures side by side
-(docs/recall.md, "Links").
+(docs/recall.md, "Links"). ``model_folds`` chooses what ``MODEL_WEIGHTS`` holds for the
+model that embedded the run (``GRAPHMEM_EMBEDDER``): the context window and the vector
+slots, each conversation held out in turn.
 
-    .venv/bin/python -m bench.tune_fusion [--quick]
+    .venv/bin/python -m bench.tune_fusion [--quick] [--cache FILE]
 """
 
 from __future__ import annotations

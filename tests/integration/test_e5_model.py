@@ -4,6 +4,8 @@ embedded whole."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import numpy as np
 import pytest
 
@@ -12,8 +14,12 @@ from graphmem.enrich.embed import embed_queries
 from graphmem.enrich.embedders import make_embedder
 from graphmem.enrich.jarmodels import JAR_MODELS
 from graphmem.enrich.sentences import embed_memories
+from graphmem.memory import Memory, RecallQuery
+from graphmem.memory.builder import MemoryBuilder
+from graphmem.memory.search.fusion import Retriever
 from graphmem.ops.devstack.models import install
 from graphmem.settings import load_settings
+from tests.conftest import Stack, new_tenant
 
 DOCUMENTS = [
     "Caroline: I went to an LGBTQ support group on Tuesday. It was so powerful.",
@@ -69,3 +75,36 @@ def test_a_vector_never_depends_on_its_batch_mates(e5: E5SmallEmbedder) -> None:
     alone = e5.embed([DOCUMENTS[1]])
     together = e5.embed(DOCUMENTS)
     np.testing.assert_array_equal(alone[0], together[1])
+
+
+@pytest.fixture
+async def e5_service(stack: Stack) -> AsyncIterator[Memory]:
+    settings = stack.settings(write_behind=False, embedder="e5-small-int8")
+    service = MemoryBuilder.from_settings(settings).build()
+    await service.migrate()
+    yield service
+    await service.close()
+
+
+async def test_a_hybrid_page_ends_with_the_best_vector_hits_the_fusion_ranked_lower(
+    e5_service: Memory,
+) -> None:
+    tenant, session = new_tenant(), "s"
+    # many memories share the question's words, and one says something near in others
+    crowd = [f"Ben: The budget meeting about the garden budget, part {k}." for k in range(30)]
+    needle = "Ben: We agreed to spend less money on plants and seeds this spring."
+    for content in [*crowd, needle]:
+        await e5_service.ingest.add(tenant, {"session_id": session, "content": content})
+    await e5_service.spills.spill(tenant, session, count=100_000)
+    question = "What did they decide about the garden budget?"
+
+    async def search(retriever: Retriever, limit: int) -> list[str]:
+        q = RecallQuery(query=question, retriever=retriever, limit=limit, session_id=session)
+        return [hit.item.content for hit in await e5_service.recall.search(tenant, q)]
+
+    assert e5_service.ranker.weights.vector_slots == 0.2
+    hybrid, vector = await search(Retriever.HYBRID, 10), await search(Retriever.VECTOR, 40)
+    assert len(hybrid) == 10 and len(set(hybrid)) == 10
+    head = hybrid[:8]
+    # the last two places: the vector ranking's best that the first eight do not hold
+    assert hybrid[8:] == [c for c in vector if c not in head][:2]

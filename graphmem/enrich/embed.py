@@ -4,9 +4,10 @@ Nothing here downloads weights: models come from installed packages or from the 
 
 The embedder is pluggable (``Embedder`` protocol). ``make_embedder`` builds one by name
 (``names.EMBEDDERS``): all-MiniLM-L6-v2 in two builds (``minilm.py``), BAAI's
-bge-small-en-v1.5 in two (``bge.py``) or intfloat's e5-small-v2 (``e5.py``). Every one tokenises with its model's own WordPiece
-tokenizer, runs its encoder on batches cut by ``embed_by_length``, pools and
-L2-normalises; the ONNX ones run on onnxruntime sessions from ``onnx_session``.
+bge-small-en-v1.5 in two (``bge.py``) or intfloat's e5-small-v2 (``e5.py``). Every one
+tokenises with its model's own WordPiece tokenizer, runs its encoder on batches cut by
+``embed_by_length``, pools and L2-normalises; the ONNX ones run on onnxruntime sessions
+from ``onnx_session``.
 
 Calls are synchronous and CPU-bound: the service runs them in a worker thread, in
 batches cut from the texts sorted by token count (little padding).

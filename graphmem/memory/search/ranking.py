@@ -172,10 +172,12 @@ class Ranker:
             if q.types:
                 wanted = {t.value for t in q.types}
                 ranked = [r for r in ranked if r[0].type in wanted]
-            ranked = await self.demote_superseded(tenant, q, ranked, early)
+            ranked, superseded = await self.demote_superseded(tenant, q, ranked, early)
             if q.retriever is Retriever.HYBRID:
+                # a superseded memory takes no slot: it never ranks above what closed it
+                current = [h for h in vector_hits if h[0].id not in superseded]
                 ranked = with_vector_slots(
-                    ranked, lambda r: r[0].id, vector_hits, q.limit, w.vector_slots
+                    ranked, lambda r: r[0].id, current, q.limit, w.vector_slots
                 )
         finally:
             discard(early.found if early is not None else None)
@@ -316,14 +318,15 @@ class Ranker:
 
     async def demote_superseded(
         self, tenant: str, q: RecallQuery, ranked: Ordered, early: Early | None = None
-    ) -> Ordered:
+    ) -> tuple[Ordered, Mapping[str, list[str]]]:
         """``ranked`` with its superseded memories (every relation they assert closed by
         a later memory held at the read's moment) losing ``Weights.superseded`` of their
         score, and never above a memory that closed them; only the leading few are
-        looked at: what ``early`` read of them, and one read of the others."""
+        looked at: what ``early`` read of them, and one read of the others. Also which
+        were superseded, and by what."""
         head = ranked[: q.limit + LEADING_SLACK]
         if self.weights.superseded <= 0 or not head:
-            return ranked
+            return ranked, {}
         ids = [t.id for t, _, _ in head]
         found: dict[str, list[str]] = {}
         if early is not None:
@@ -332,8 +335,8 @@ class Ranker:
         if ids:
             found.update(await self.graph.search.superseded(tenant, ids, q.moment))
         if not found:
-            return ranked
-        return demoted(ranked, found, self.weights.superseded)
+            return ranked, found
+        return demoted(ranked, found, self.weights.superseded), found
 
 
 #: how many times the likely head a search reads early for superseded memories

@@ -92,7 +92,9 @@ class Weights:
 #: by bench/tune_fusion.py with one LoCoMo dev conversation held out and winning on it
 #: (BENCHMARKS.md, "bge-small-en-v1.5 beside MiniLM"). bge-small: two turns of context
 #: to a side, not one, which won on both conversations and lost on both for MiniLM; its
-#: other weights' choices split between the folds, so they stay
+#: other weights' choices split between the folds, so they stay. e5-small: two turns and
+#: two of ten places for its vector ranking (``model_folds``; BENCHMARKS.md,
+#: "e5-small-v2, and vector slots"), which the folds refuse MiniLM
 MODEL_WEIGHTS: dict[str, dict[str, float | int]] = {
     "bge-small-en-v1.5-onnx-int8": {"context_window": 2},
     "e5-small-v2-onnx-int8": {"context_window": 2, "vector_slots": 0.2},

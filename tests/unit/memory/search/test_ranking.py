@@ -5,6 +5,7 @@ the tenant, the scope, the types and the tiers asked for."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -173,3 +174,26 @@ async def test_search_refuses_a_tenant_whose_vectors_are_another_models() -> Non
     await f.graph.upsert(TENANT, [written], other)
     with pytest.raises(Unavailable, match="another-model"):
         await search(f, "embedded", session_id="s1")
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["scope in memory", "scope in the graph"])
+async def test_vector_slots_give_the_page_end_to_the_best_vector_hit_not_superseded(
+    held: bool,
+) -> None:
+    other = "quarterly budget draft"
+    f = fake_memory(versions=held, embedder=TableEmbedder({**TABLE, other: [0.0, 0.0, 1.0]}))
+    for session, text in (("a", WORDS), ("b", MEANING), ("c", other)):
+        await f.add(text, session_id=session, user_id="u")
+    await spill_all(f)
+    assert contents(await search(f, QUESTION, user_id="u", limit=2)) == [WORDS, other]
+    f.memory.ranker.weights = dataclasses.replace(Weights(), vector_slots=0.5)
+    # the last of the two places: the vector ranking's best, which the words ranked third
+    assert contents(await search(f, QUESTION, user_id="u", limit=2)) == [WORDS, MEANING]
+    ids = {h.item.content: h.item.id for h in await search(f, QUESTION, user_id="u", limit=3)}
+
+    async def superseded(tenant: str, asked: Any, moment: Any = None) -> dict[str, list[str]]:
+        return {ids[MEANING]: [ids[WORDS]]} if ids[MEANING] in asked else {}
+
+    f.graph.search.superseded = superseded  # type: ignore[method-assign,assignment]
+    # superseded, it takes no slot (it never ranks above what closed it)
+    assert contents(await search(f, QUESTION, user_id="u", limit=2)) == [WORDS, other]

@@ -49,6 +49,7 @@ async def test_what_was_read_early_is_not_read_again_and_the_rest_is() -> None:
     ranked = [(turn(i), 1.0 - n / 10, 0.5) for n, i in enumerate(["paris", "rome", "berlin"])]
     early = Early(["paris", "berlin", "elsewhere"], superseded("t", ["paris", "berlin"], NOW))
     q = RecallQuery(query="where", limit=3)
-    out = await Ranker.demote_superseded(ranker, "t", q, ranked, early)  # type: ignore[arg-type]
+    out, found = await Ranker.demote_superseded(ranker, "t", q, ranked, early)  # type: ignore[arg-type]
     assert asked == [["paris", "berlin"], ["rome"]]  # only what the early read left out
     assert [t.id for t, _, _ in out] == ["berlin", "paris", "rome"]  # both below berlin
+    assert found == closed

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -715,6 +715,23 @@ def bge_conclusion(results: dict[str, Any]) -> str:
         f"{fp32['rss_peak_mb']:.0f} MB against int8's {bge['rss_peak_mb']:.0f} MB, and agrees "
         f"with it to cosine {agreement['mean']:.4f} on average (min {agreement['min']:.4f}); "
         f"R@10 {fp32['recall']['r10']:.3f}."
+        f"{e5_conclusion(results, rate, multi)}"
+    )
+
+
+def e5_conclusion(
+    results: dict[str, Any], rate: Callable[[str], float], multi: Callable[[Any], float]
+) -> str:
+    e5 = results["models"].get("e5-small-int8")
+    if e5 is None or not any(t["key"] == "e5-t1" for t in results["throughput"]):
+        return ""
+    r = e5["recall"]
+    return (
+        f' e5-small-v2 (12 layers, mean pooling, each turn behind "passage: " and each '
+        f'question behind "query: "): R@10 {r["r10"]:.3f}, multi-hop {multi(r):.3f}, the '
+        f"best of the models here; its int8 export, one text a run, embeds "
+        f"{rate('e5-t1'):.0f} turns/s on one thread ({rate('e5-t1') / rate('int8i-t1'):.2f} "
+        f"times MiniLM int8's)."
     )
 
 
@@ -789,7 +806,7 @@ def report(results: dict[str, Any]) -> None:
         "embedders",
         f"""## Embedders: speed, memory and recall
 
-`bench/embedders.py`: the installed all-MiniLM-L6-v2 embedders over the
+`bench/embedders.py`: every installed embedder (MiniLM, bge-small, e5-small) over the
 {corpus_["turns"]} turns of the LoCoMo dev conversations (read from `../shared/bench`).
 Throughput embeds every turn once per round, configurations interleaved, median of
 {corpus_["throughput_rounds"]} rounds; load time and RSS in a fresh process per model (RSS

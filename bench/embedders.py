@@ -45,15 +45,9 @@ import numpy as np
 
 from bench.lib.locomo import LOCOMO, evidence_ids, recall_row, summarise, turn_text
 from bench.lib.report import ROOT, run_info, save_json, update_section
+from graphmem.enrich.names import EMBEDDERS
 
-MODELS = (
-    "minilm-int8",
-    "minilm-int8-float",
-    "minilm-fp32",
-    "bge-small-int8",
-    "bge-small-fp32",
-    "e5-small-int8",
-)
+MODELS = EMBEDDERS  # every model `GRAPHMEM_EMBEDDER` names
 
 
 @dataclass(frozen=True)
@@ -106,6 +100,7 @@ QUICK_CONFIGS = (
     "fp32-t2",
     "bge8-t1",
     "bge32-t1",
+    "e5-t1",
 )
 
 

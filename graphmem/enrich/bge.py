@@ -18,20 +18,12 @@ export batches.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from graphmem.enrich.embed import (
-    BATCH_TOKENS,
-    Vectors,
-    embed_by_length,
-    onnx_session,
-    run_encoder,
-    truncating_tokenizer,
-)
+from graphmem.enrich.embed import OnnxEmbedder, Vectors
 from graphmem.enrich.jarmodels import BGE_QUERY_PREFIX, JAR_MODELS
 from graphmem.errors import ConfigurationError
 
@@ -44,11 +36,10 @@ def cls_normalise(hidden: Vectors, mask: npt.NDArray[np.int64]) -> Vectors:
     return vectors
 
 
-class BgeSmallEmbedder:
+class BgeSmallEmbedder(OnnxEmbedder):
     dimension = 384
     max_tokens = 512  # the model's trained sequence length
     batch_size = 32
-    batch_tokens = BATCH_TOKENS
     query_prefix = BGE_QUERY_PREFIX
     document_prefix = ""
     sentence_vectors = True
@@ -71,20 +62,7 @@ class BgeSmallEmbedder:
             self.batch_size = 1  # dynamic quantisation: see the module's docstring
         if batch_size is not None:
             self.batch_size = batch_size
-        self._session, self._run_options = onnx_session(onnx, threads, arena=arena)
-        self._input_names = {i.name for i in self._session.get_inputs()}
-        self._tok = truncating_tokenizer(self.max_tokens, tokenizer)
+        self._load(onnx, threads, tokenizer, arena=arena)
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        return embed_by_length(
-            texts,
-            self.batch_size,
-            self.batch_tokens,
-            self.dimension,
-            self._tok,
-            self._hidden,
-            cls_normalise,
-        )
-
-    def _hidden(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
-        return run_encoder(self._session, self._input_names, self._run_options, ids, mask)
+    def _pool(self, hidden: Vectors, mask: npt.NDArray[np.int64]) -> Vectors:
+        return cls_normalise(hidden, mask)

@@ -123,6 +123,45 @@ def onnx_session(
     return session, run_options
 
 
+class OnnxEmbedder:
+    """What the ONNX embedders share: a session and its model's tokenizer (``_load``), and
+    ``embed`` over runs cut by ``embed_by_length``, pooled by ``_pool`` (the mean over
+    real tokens unless the model says otherwise)."""
+
+    dimension: int
+    max_tokens: int
+    batch_size: int
+    batch_tokens: int = BATCH_TOKENS
+
+    def _load(
+        self,
+        model: Path | bytes,
+        threads: int,
+        tokenizer: Path | None = None,
+        **session: Any,
+    ) -> None:
+        self._session, self._run_options = onnx_session(model, threads, **session)
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._tok = truncating_tokenizer(self.max_tokens, tokenizer)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return embed_by_length(
+            texts,
+            self.batch_size,
+            self.batch_tokens,
+            self.dimension,
+            self._tok,
+            self._hidden,
+            self._pool,
+        )
+
+    def _hidden(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
+        return run_encoder(self._session, self._input_names, self._run_options, ids, mask)
+
+    def _pool(self, hidden: Vectors, mask: npt.NDArray[np.int64]) -> Vectors:
+        return mean_pool_normalise(hidden, mask)
+
+
 def truncating_tokenizer(max_tokens: int, path: Path | None = None) -> Any:
     """A model's WordPiece tokenizer (MiniLM's, or the ``tokenizer.json`` at ``path``),
     truncating at ``max_tokens``. It does not pad: ``_pad`` pads each batch to its own

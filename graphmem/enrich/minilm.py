@@ -31,10 +31,9 @@ import numpy.typing as npt
 
 from graphmem.enrich.embed import (
     BATCH_TOKENS,
+    OnnxEmbedder,
     Vectors,
     embed_by_length,
-    onnx_session,
-    run_encoder,
     truncating_tokenizer,
 )
 from graphmem.enrich.int8graph import integer_kernels
@@ -42,7 +41,7 @@ from graphmem.enrich.tokens import MODEL_PACKAGE
 from graphmem.errors import ConfigurationError
 
 
-class MiniLMInt8Embedder:
+class MiniLMInt8Embedder(OnnxEmbedder):
     """all-MiniLM-L6-v2 (384 dimensions), int8 ONNX, mean pooling, L2 normalised;
     ``kernels``: integer (one text a run) or float (batches)."""
 
@@ -53,7 +52,6 @@ class MiniLMInt8Embedder:
     sentence_vectors = True
     max_tokens = 256  # the model's trained sequence length
     batch_size = 32
-    batch_tokens = BATCH_TOKENS
 
     def __init__(
         self,
@@ -80,23 +78,7 @@ class MiniLMInt8Embedder:
             self.batch_size = 1  # activations quantised per run: see the module's docstring
         if batch_size is not None:
             self.batch_size = batch_size
-        self._session, self._run_options = onnx_session(
-            model,
-            threads,
-            optimization=optimization,
-            spinning=spinning,
-            arena=arena,
-        )
-        self._input_names = {i.name for i in self._session.get_inputs()}
-        self._tok = truncating_tokenizer(self.max_tokens)
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        return embed_by_length(
-            texts, self.batch_size, self.batch_tokens, self.dimension, self._tok, self._hidden
-        )
-
-    def _hidden(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
-        return run_encoder(self._session, self._input_names, self._run_options, ids, mask)
+        self._load(model, threads, optimization=optimization, spinning=spinning, arena=arena)
 
 
 # --- float32 all-MiniLM-L6-v2 in numpy -------------------------------------------------

@@ -21,8 +21,10 @@ from graphmem.domain.models import tenant_item_fulltext, utcnow
 from graphmem.memory import Memory
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.kinds.items import textscore
+from graphmem.memory.kinds.items.paths import path_of
 from graphmem.memory.kinds.items.store import ItemMemory, ItemPut
 from graphmem.memory.kinds.items.vectors import DEFER_MAX, LINGER, SWEEP_AFTER
+from graphmem.stores.models_items import ItemVector
 from tests.conftest import Stack, new_tenant, run_cypher
 
 NS = ("users", "zoe", "notes")
@@ -255,3 +257,39 @@ async def test_the_pass_rests_once_it_has_set_what_was_put(stack: Stack, service
         before = time.thread_time()
         await asyncio.sleep(0.5)
         assert time.thread_time() - before < 0.1
+
+
+async def test_a_vector_never_lands_on_a_text_changed_while_it_was_written(
+    stack: Stack, service: Memory
+) -> None:
+    """A put changing the item's text holds its lock until it commits; the vector of the
+    old text, written meanwhile, must then find the new text and leave it alone. Read
+    before the lock (as it was), the check passed on the old text and the old vector
+    stayed on the new one for good (seen in CI: an updated item scored by its old words)."""
+    from neo4j import AsyncGraphDatabase
+
+    items, tenant = items_of(service), new_tenant()
+    await put(items, tenant, "k", DOG)
+    (old,) = service.embedder.embed([DOG])
+    driver = AsyncGraphDatabase.driver(
+        stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
+    )
+    async with driver, driver.session() as session:
+        change = await session.begin_transaction()
+        # what item/write does to a put's new text: due again, no vector
+        await change.run(
+            "MATCH (n:StoreItem {tenant: $tenant, key: 'k'}) "
+            "SET n.itemText = $text, n.vectorDue = datetime(), n.embedding = null, "
+            "n.model = null",
+            tenant=tenant,
+            text=BILL,
+        )
+        row = ItemVector(path=path_of(NS), key="k", text=DOG, embedding=old.tolist())
+        writing = asyncio.ensure_future(
+            items.store.set_vectors(tenant, [row], service.embedder.name, 4096)
+        )
+        await asyncio.sleep(0.5)  # the vector's statement reads, then waits for the lock
+        await change.commit()
+        assert await writing == 0
+    row_ = await stored(stack, tenant, "k")
+    assert row_["embedding"] is None and row_["due"] is not None

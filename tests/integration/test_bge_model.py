@@ -12,8 +12,6 @@ import pytest
 from graphmem.enrich.bge import BgeSmallEmbedder
 from graphmem.enrich.embed import embed_queries
 from graphmem.enrich.embedders import make_embedder
-from graphmem.enrich.jarmodels import JAR_MODELS
-from graphmem.ops.devstack.models import install
 from graphmem.settings import load_settings
 
 DOCUMENTS = [
@@ -30,14 +28,6 @@ def bge() -> BgeSmallEmbedder:
     embedder = make_embedder("bge-small-int8", 1, models_dir=load_settings().models_dir)
     assert isinstance(embedder, BgeSmallEmbedder)
     return embedder
-
-
-def test_the_installed_jar_is_the_pinned_one() -> None:
-    models = load_settings().models_dir
-    model = JAR_MODELS["bge-small-int8"]
-    onnx, tokenizer = model.files(models)
-    assert onnx.stat().st_size == 34_014_426 and tokenizer.stat().st_size == 711_396
-    assert install(model, models) == onnx.parent  # already there: nothing fetched
 
 
 def test_vectors_are_unit_length_and_the_question_finds_its_answer(bge: BgeSmallEmbedder) -> None:

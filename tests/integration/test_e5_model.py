@@ -12,12 +12,10 @@ import pytest
 from graphmem.enrich.e5 import E5SmallEmbedder
 from graphmem.enrich.embed import embed_queries
 from graphmem.enrich.embedders import make_embedder
-from graphmem.enrich.jarmodels import JAR_MODELS
 from graphmem.enrich.sentences import embed_memories
 from graphmem.memory import Memory, RecallQuery
 from graphmem.memory.builder import MemoryBuilder
 from graphmem.memory.search.fusion import Retriever
-from graphmem.ops.devstack.models import install
 from graphmem.settings import load_settings
 from tests.conftest import Stack, new_tenant
 
@@ -35,14 +33,6 @@ def e5() -> E5SmallEmbedder:
     embedder = make_embedder("e5-small-int8", 1, models_dir=load_settings().models_dir)
     assert isinstance(embedder, E5SmallEmbedder)
     return embedder
-
-
-def test_the_installed_jar_is_the_pinned_one() -> None:
-    models = load_settings().models_dir
-    model = JAR_MODELS["e5-small-int8"]
-    onnx, tokenizer = model.files(models)
-    assert onnx.stat().st_size == 34_014_367 and tokenizer.stat().st_size == 711_396
-    assert install(model, models) == onnx.parent  # already there: nothing fetched
 
 
 def test_the_question_finds_its_memory(e5: E5SmallEmbedder) -> None:

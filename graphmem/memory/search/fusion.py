@@ -17,7 +17,7 @@ split (see BENCHMARKS.md): rank fusion throws away how much better one hit is th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -223,11 +223,12 @@ def with_vector_slots(
     vector_hits: Sequence[tuple[Turn, float]],
     limit: int,
     share: float,
+    skip: Collection[str] = (),
 ) -> list[R]:
     """The final order (``key``: a row's memory id) with the last ``round(share *
     limit)`` of its first ``limit`` places given to the vector retriever's best hits that
-    it ranked below them (best cosine first), the rest of the order after them. Each
-    keeps its fused score, so those places are not in score order."""
+    it ranked below them (best cosine first; none of ``skip``), the rest of the order
+    after them. Each keeps its fused score, so those places are not in score order."""
     slots = round(share * limit)
     if slots <= 0 or len(order) <= limit - slots:
         return order
@@ -237,7 +238,7 @@ def with_vector_slots(
     for turn, _ in sorted(vector_hits, key=lambda hit: hit[1], reverse=True):
         if len(head) >= limit:
             break
-        if turn.id not in taken and turn.id in rows:
+        if turn.id not in taken and turn.id in rows and turn.id not in skip:
             head.append(rows[turn.id])
             taken.add(turn.id)
     return head + [r for r in order if key(r) not in taken]

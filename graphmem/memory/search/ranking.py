@@ -175,9 +175,8 @@ class Ranker:
             ranked, superseded = await self.demote_superseded(tenant, q, ranked, early)
             if q.retriever is Retriever.HYBRID:
                 # a superseded memory takes no slot: it never ranks above what closed it
-                current = [h for h in vector_hits if h[0].id not in superseded]
                 ranked = with_vector_slots(
-                    ranked, lambda r: r[0].id, current, q.limit, w.vector_slots
+                    ranked, lambda r: r[0].id, vector_hits, q.limit, w.vector_slots, superseded
                 )
         finally:
             discard(early.found if early is not None else None)

@@ -159,6 +159,8 @@ def test_vector_slots_give_the_last_places_to_the_best_vector_hits_ranked_below(
     # a hit the final order does not hold (filtered by type) takes no place
     assert with_vector_slots(order[:4], str, [(T("x"), 1.0)], 5, 0.4) == order[:4]
     assert with_vector_slots(order, str, [(T("x"), 1.0)], 5, 0.4) == order
+    # a memory to ``skip`` (superseded) takes no place: the next best hit does
+    assert with_vector_slots(order, str, hits, 5, 0.4, {"m11"})[3:5] == ["m10", "m9"]
 
 
 def test_only_a_model_that_ranks_well_alone_keeps_vector_slots() -> None:

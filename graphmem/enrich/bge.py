@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from graphmem.enrich.embed import OnnxEmbedder, Vectors
+from graphmem.enrich.embed import OnnxEmbedder, Optimization, Vectors
 from graphmem.enrich.jarmodels import BGE_QUERY_PREFIX, JAR_MODELS
 from graphmem.errors import ConfigurationError
 
@@ -39,6 +39,7 @@ def cls_normalise(hidden: Vectors, mask: npt.NDArray[np.int64]) -> Vectors:
 class BgeSmallEmbedder(OnnxEmbedder):
     dimension = 384
     max_tokens = 512  # the model's trained sequence length
+    optimization = "extended"  # about 20% faster than "basic" on this graph (embed.py)
     batch_size = 32
     query_prefix = BGE_QUERY_PREFIX
     document_prefix = ""
@@ -52,6 +53,7 @@ class BgeSmallEmbedder(OnnxEmbedder):
         *,
         arena: bool = True,
         batch_size: int | None = None,
+        optimization: Optimization | None = None,
     ) -> None:
         model = JAR_MODELS.get(variant)
         if model is None or not variant.startswith("bge-small-"):
@@ -62,7 +64,7 @@ class BgeSmallEmbedder(OnnxEmbedder):
             self.batch_size = 1  # dynamic quantisation: see the module's docstring
         if batch_size is not None:
             self.batch_size = batch_size
-        self._load(onnx, threads, tokenizer, arena=arena)
+        self._load(onnx, threads, tokenizer, arena=arena, optimization=optimization)
 
     def _pool(self, hidden: Vectors, mask: npt.NDArray[np.int64]) -> Vectors:
         return cls_normalise(hidden, mask)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphmem.enrich.embed import OnnxEmbedder
+from graphmem.enrich.embed import OnnxEmbedder, Optimization
 from graphmem.enrich.jarmodels import E5_DOCUMENT_PREFIX, E5_QUERY_PREFIX, JAR_MODELS
 
 
@@ -26,11 +26,19 @@ class E5SmallEmbedder(OnnxEmbedder):
     name = "e5-small-v2-onnx-int8"
     dimension = 384
     max_tokens = 512  # the model's trained sequence length
+    optimization = "extended"  # about 20% faster than "basic" on this graph (embed.py)
     batch_size = 1  # dynamic quantisation: see the module's docstring
     query_prefix = E5_QUERY_PREFIX
     document_prefix = E5_DOCUMENT_PREFIX
     sentence_vectors = False
 
-    def __init__(self, models_dir: Path, threads: int = 2, *, arena: bool = True) -> None:
+    def __init__(
+        self,
+        models_dir: Path,
+        threads: int = 2,
+        *,
+        arena: bool = True,
+        optimization: Optimization | None = None,
+    ) -> None:
         onnx, tokenizer = JAR_MODELS["e5-small-int8"].files(models_dir)
-        self._load(onnx, threads, tokenizer, arena=arena)
+        self._load(onnx, threads, tokenizer, arena=arena, optimization=optimization)

@@ -27,6 +27,8 @@ from tokenizers import Tokenizer
 from graphmem.enrich.tokens import new_tokenizer
 
 Vectors = npt.NDArray[np.float32]
+#: onnxruntime's graph optimisation levels (``onnx_session``)
+Optimization = Literal["disable", "basic", "extended", "all"]
 
 #: Texts times padded tokens per model run. A run's activations grow with it (attention
 #: with texts times tokens squared): 64 documents cut at 256 tokens, 32 to a run, raised
@@ -75,13 +77,13 @@ def onnx_session(
     path: Path | bytes,
     threads: int,
     *,
-    optimization: Literal["disable", "basic", "extended", "all"] = "basic",
+    optimization: Optimization = "basic",
     spinning: bool = False,
     arena: bool = True,
 ) -> tuple[Any, Any]:
     """An onnxruntime session for an embedding model (a file, or a model's bytes) on the
-    CPU, and the run options each of its runs takes. Shared by the ONNX embedders; the
-    choices below were measured on MiniLM int8, and bge runs with them unmeasured."""
+    CPU, and the run options each of its runs takes. Shared by the ONNX embedders; each
+    chooses its ``optimization`` (below)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -94,9 +96,12 @@ def onnx_session(
     # cores the embedder runs faster without spinning, alone on idle cores faster with
     # it (bench/embedders.py measures both), hence the option.
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
-    # "basic" (constant folding, redundant nodes removed), not onnxruntime's default
-    # "all": the fusions and layout passes above it made this graph slower, by about
-    # 7-13% on LoCoMo turns at one and two threads (bench/embedders.py, BENCHMARKS.md).
+    # Which level is fastest depends on the graph, so each embedder names its own. MiniLM's
+    # rewritten int8 graph runs fastest at "basic" (constant folding, redundant nodes
+    # removed): the fusions above it cost it about 20% on LoCoMo turns. The jar models'
+    # int8 graphs (bge, e5) run about 20% faster at "extended", whose fusions (layer
+    # norms, GELU, quantised MatMuls) match their nodes (BENCHMARKS.md, "Graph
+    # optimisation levels").
     options.graph_optimization_level = {
         "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
         "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
@@ -132,6 +137,8 @@ class OnnxEmbedder:
     max_tokens: int
     batch_size: int
     batch_tokens: int = BATCH_TOKENS
+    #: onnxruntime's graph optimisation level for this model (see ``onnx_session``)
+    optimization: Optimization = "basic"
 
     def _load(
         self,
@@ -140,6 +147,8 @@ class OnnxEmbedder:
         tokenizer: Path | None = None,
         **session: Any,
     ) -> None:
+        if session.get("optimization") is None:
+            session["optimization"] = self.optimization
         self._session, self._run_options = onnx_session(model, threads, **session)
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._tok = truncating_tokenizer(self.max_tokens, tokenizer)

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from graphmem.enrich.embed import (
     BATCH_TOKENS,
     OnnxEmbedder,
+    Optimization,
     Vectors,
     embed_by_length,
     truncating_tokenizer,
@@ -58,7 +59,7 @@ class MiniLMInt8Embedder(OnnxEmbedder):
         threads: int = 2,
         *,
         batch_size: int | None = None,
-        optimization: Literal["disable", "basic", "extended", "all"] = "basic",
+        optimization: Optimization = "basic",
         spinning: bool = False,
         arena: bool = True,
         kernels: Literal["integer", "float"] = "integer",

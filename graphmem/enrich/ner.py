@@ -211,12 +211,18 @@ class EntityExtractor:
         cut = [False] * len(texts)
         # NER has its own token encoder, so it runs without the shared tok2vec, tagger
         # and parser. Relations need two entities and a parse: only the pieces naming two
-        # or more entities (about one conversational turn in ten) go through the whole
-        # pipeline, which more than doubles throughput for the same entities.
+        # or more entities (about one conversational turn in ten) are parsed, which more
+        # than doubles throughput for the same entities. The parse leaves NER out and
+        # takes the entities the first pass found: NER reads its own encoding, never the
+        # parse, so running it again would find the same ones.
         parse = ("tok2vec", "tagger", "parser")
         docs = self._read(pieces, spent, cut, budget, parse)
         several = [p for p in pieces if p in docs and len(docs[p].ents) >= 2]
-        docs |= self._read(several, spent, cut, budget, ())
+        from spacy.tokens import Span  # spaCy loads with the pipeline (``load_nlp``)
+
+        for piece, parsed in self._read(several, spent, cut, budget, ("ner",)).items():
+            parsed.ents = [Span(parsed, e.start, e.end, label=e.label) for e in docs[piece].ents]
+            docs[piece] = parsed
         out = [Extraction(partial=c) for c in cut]
         for piece in pieces:
             if piece in docs:

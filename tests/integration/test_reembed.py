@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
+from graphmem.domain.models import EmbeddingSpace
 from graphmem.enrich.sentences import embed_memories
 from graphmem.errors import Unavailable
 from graphmem.memory import Memory, RecallQuery
@@ -196,3 +197,52 @@ async def test_the_hot_tier_keeps_one_models_vectors(minilm: Memory, bge: Memory
     assert await hot.cached_model(tenant, "s") == new
     assert await hot.embeddings(tenant, "s", [item.id], model=old) == {}
     assert (await hot.embeddings(tenant, "s", [item.id], model=new))[item.id][0] == 0.25
+
+
+async def test_the_flip_waits_for_a_writer_that_read_the_old_model(
+    stack: Stack, minilm: Memory, bge: Memory
+) -> None:
+    """A worker of the old model that read the tenant's model before the flip must commit
+    before the flip does, so that the swap rounds after it find what it wrote. Read
+    without a lock (as it was), the flip committed first, the worker's vectors landed
+    after the last round, and the tenant kept one memory of the old model for good."""
+    from neo4j import AsyncGraphDatabase
+
+    from graphmem.stores.models import MemoryVectors
+    from graphmem.stores.neo4j.rows import vector_row
+
+    tenant = new_tenant()
+    await remember(minilm, tenant, texts(6))
+    (row,) = await run_cypher(
+        stack, "MATCH (m:Memory {tenant: $t}) RETURN m.id AS id, m.content AS c LIMIT 1", t=tenant
+    )
+    (embedded,) = embed_memories(minilm.embedder, [row["c"]])
+    stale = vector_row(MemoryVectors(row["id"], embedded.vector, None))
+    driver = AsyncGraphDatabase.driver(
+        stack.neo4j_uri, auth=(stack.neo4j_user, stack.neo4j_password)
+    )
+    async with driver, driver.session() as session:
+        writer = await session.begin_transaction()
+        # a MiniLM worker's memory/set_vectors, run but not committed: it has read the
+        # tenant's model (MiniLM's) and written its vector
+        result = await writer.run(
+            minilm.graph.cypher["memory/set_vectors"],
+            tenant=tenant,
+            rows=[stale],
+            stripe=5,
+            model=minilm.embedder.name,
+            dimensions=minilm.embedder.dimension,
+        )
+        assert [r["id"] async for r in result] == [row["id"]]
+        flip = asyncio.ensure_future(bge.graph.spaces.flip(tenant, EmbeddingSpace.of(bge.embedder)))
+        await asyncio.sleep(1.0)
+        assert not flip.done(), "the flip committed while a writer of the old model was open"
+        await writer.commit()
+        await asyncio.wait_for(flip, 30)
+    assert await bge.spaces.model_of(tenant) == bge.embedder.name
+    report = await Reembed(bge.graph.spaces, bge.embedder, bge.changes).tenant(tenant)
+    assert report.memories == 6
+    models = await run_cypher(
+        stack, "MATCH (m:Memory {tenant: $t}) RETURN DISTINCT m.embeddingModel AS m", t=tenant
+    )
+    assert models == [{"m": bge.embedder.name}]

@@ -32,7 +32,7 @@ from graphmem.stores.neo4j.rows import analysis_row, memory_row, pack_vector, ve
 from graphmem.stores.neo4j.scans import Neo4jGraphScans
 from graphmem.stores.neo4j.search import Neo4jGraphSearch
 from graphmem.stores.neo4j.session import Neo4jSession
-from graphmem.stores.neo4j.spaces import Neo4jSpaces
+from graphmem.stores.neo4j.spaces import Neo4jSpaces, model_stripe
 
 VECTOR_BYTES_MIGRATION = "memory-vector-bytes"
 SPACES_MIGRATION = "embedding-spaces"
@@ -166,7 +166,13 @@ class Neo4jGraphStore(Neo4jSession):
         items = [memory_row(m) for m in memories]
         records = await self.run(
             "memory/upsert_batch",
-            {"tenant": tenant, "label": label, "items": items, **space.params()},
+            {
+                "tenant": tenant,
+                "label": label,
+                "items": items,
+                "stripe": model_stripe(),
+                **space.params(),
+            },
         )
         return row_ids(records)
 
@@ -191,7 +197,8 @@ class Neo4jGraphStore(Neo4jSession):
             return []
         rows = [vector_row(v) for v in vectors]
         records = await self.run(
-            "memory/set_vectors", {"tenant": tenant, "rows": rows, **space.params()}
+            "memory/set_vectors",
+            {"tenant": tenant, "rows": rows, "stripe": model_stripe(), **space.params()},
         )
         return row_ids(records)
 

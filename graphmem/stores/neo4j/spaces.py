@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +11,17 @@ from graphmem.domain.models import EmbeddingSpace
 from graphmem.stores.models import MemoryVectors
 from graphmem.stores.neo4j.rows import vector_row
 from graphmem.stores.neo4j.session import Neo4jSession
+
+#: locks a tenant's vector writers take one of (memory/upsert_batch, memory/set_vectors)
+#: and `graphmem reembed`'s flip takes all of (reembed/flip). More stripes, fewer writers
+#: waiting for each other; a writer waits only for one holding its own stripe.
+MODEL_STRIPES = 16
+
+
+def model_stripe() -> int:
+    """The model stripe a vector writer locks (any one: they differ only in which other
+    writers they wait for)."""
+    return random.randrange(MODEL_STRIPES)
 
 
 class Neo4jSpaces:
@@ -53,7 +65,9 @@ class Neo4jSpaces:
         return int(row["written"])
 
     async def flip(self, tenant: str, space: EmbeddingSpace) -> None:
-        await self.graph.run("reembed/flip", {"tenant": tenant, **space.params()})
+        await self.graph.run(
+            "reembed/flip", {"tenant": tenant, "stripes": MODEL_STRIPES, **space.params()}
+        )
 
     async def swap(self, tenant: str, space: EmbeddingSpace, batch: int) -> int:
         (row,) = await self.graph.run(

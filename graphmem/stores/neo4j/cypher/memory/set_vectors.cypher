@@ -3,6 +3,13 @@
 // another model than the tenant's ($model: the worker's) are not written, as in
 // memory/upsert_batch; the memory is returned all the same (it exists).
 // The Tenant node is written once, when it claims a model (memory/upsert_batch says why).
+// The writer first locks one of the tenant's model stripes ($stripe), and only then reads
+// the tenant's model: a `graphmem reembed` flip (reembed/flip) locks every stripe, so it
+// waits for a writer that read the old model, and a writer after it reads the new one.
+MERGE (stripe:ModelStripe {tenant: $tenant, stripe: $stripe})
+SET stripe._lock = true
+REMOVE stripe._lock
+WITH stripe
 MERGE (t:Tenant {id: $tenant})
 WITH t
 CALL (t) {

@@ -15,6 +15,13 @@
 // No row of an erased subject created at or before its erasure is written (a tombstone,
 // erasure/tombstone): in this statement's transaction, so that a late writer (a job still
 // on the stream, a spill in flight, an import of an old export) cannot bring it back.
+// The writer first locks one of the tenant's model stripes ($stripe), and only then reads
+// the tenant's model: a `graphmem reembed` flip (reembed/flip) locks every stripe, so it
+// waits for a writer that read the old model, and a writer after it reads the new one.
+MERGE (stripe:ModelStripe {tenant: $tenant, stripe: $stripe})
+SET stripe._lock = true
+REMOVE stripe._lock
+WITH stripe
 MERGE (t:Tenant {id: $tenant})
 WITH t
 CALL (t) {

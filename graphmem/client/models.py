@@ -258,7 +258,7 @@ class Episode:
 @dataclass(frozen=True)
 class ScoredEpisode:
     episode: Episode
-    #: the cosine, plus the boost of an exact signature match
+    #: the cosine on the relevance scale, plus the boost of an exact signature match
     similarity: float
 
     FIELDS = f"episode {{ {Episode.FIELDS} }} similarity"

@@ -157,6 +157,7 @@ class EpisodeStore(Protocol):
         boost: float,
         limit: int,
         moment: Moment = ...,
+        scale: tuple[float, float] = ...,
     ) -> list[ScoredEpisode]: ...
     async def with_steps(self, tenant: str, signature: str | None) -> list[EpisodeSteps]: ...
     async def upsert_reflection(

@@ -168,3 +168,13 @@ def test_langgraph_store_bench_smoke(tmp_path: Path, stack: Stack) -> None:
         assert result["graphmem"][op]["runs"] > 0 and result["graphmem"][op]["p50_ms"] > 0
         assert result["in_memory"][op]["runs"] > 0  # in-process: may round to 0.0 ms
     assert result["graphmem"]["fill_items_per_s"] > 0
+
+
+def test_relevance_bench_smoke(tmp_path: Path, stack: Stack) -> None:
+    result = run_bench("bench.relevance", tmp_path / "r.json", stack)
+    assert set(result["models"]) == {"minilm-int8", "e5-small-int8"}
+    for model in result["models"].values():
+        medians = [model["medians"][str(r)] for r in result["ranks"]]
+        assert medians == sorted(medians, reverse=True)  # best rank first
+        assert model["fitted"]["floor"] < model["fitted"]["ceiling"]
+    assert result["models"]["e5-small-int8"]["in_use"]["floor"] > 0.0

@@ -98,3 +98,34 @@ async def test_a_hybrid_page_ends_with_the_best_vector_hits_the_fusion_ranked_lo
     head = hybrid[:8]
     # the last two places: the vector ranking's best that the first eight do not hold
     assert hybrid[8:] == [c for c in vector if c not in head][:2]
+
+
+async def test_similarities_are_on_the_scale_the_thresholds_are_written_in(
+    e5_service: Memory,
+) -> None:
+    """e5's cosines lie between about 0.75 and 0.9 for any text: read raw, the finance
+    report would be 'relevant' to a question about a support group (minRelevance 0.3)."""
+    tenant, session = new_tenant(), "s"
+    for content in DOCUMENTS:
+        await e5_service.ingest.add(tenant, {"session_id": session, "content": content})
+    await e5_service.spills.spill(tenant, session, count=100_000)
+    q = RecallQuery(query=QUESTION, retriever=Retriever.VECTOR, limit=4, session_id=session)
+    similarity = {h.item.content: h.similarity for h in await e5_service.recall.search(tenant, q)}
+    minimum = e5_service.sessions.defaults.min_relevance
+    assert similarity[DOCUMENTS[0]] > 0.5
+    assert similarity[DOCUMENTS[2]] < minimum
+    result = await e5_service.recall.recall(tenant, q)
+    assert {s.item.content: s.similarity for s in result.scores} == similarity
+
+
+async def test_an_unrelated_episode_is_not_similar_on_e5s_scale(e5_service: Memory) -> None:
+    tenant = new_tenant()
+    await e5_service.episodes.record_episode(
+        tenant,
+        outcome="The staging deploy finished after the database migration.",
+        success=True,
+        description="Deploy the web service to staging",
+    )
+    (row,) = await e5_service.episodes.similar(tenant, "What did Melanie paint last summer?")
+    (near,) = await e5_service.episodes.similar(tenant, "How did the staging deploy go?")
+    assert row.similarity < e5_service.sessions.defaults.min_relevance < near.similarity

@@ -276,7 +276,9 @@ class Episode:
 @strawberry.type
 class ScoredEpisode:
     episode: Episode
-    similarity: float = strawberry.field(description="cosine, plus the signature boost")
+    similarity: float = strawberry.field(
+        description="the cosine on the relevance scale, plus the signature boost"
+    )
     cosine: float
     signature_match: bool
 

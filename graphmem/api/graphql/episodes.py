@@ -54,7 +54,8 @@ class EpisodeQuery:
         return await task_read(episodes, tenant, str(id))
 
     @strawberry.field(
-        description="Episodes like the query, by cosine similarity plus a boost of 0.6 for "
+        description="Episodes like the query, by cosine similarity (on the relevance scale "
+        "every embedding model shares) plus a boost of 0.6 for "
         "an exact structure-signature match. asOf: only episodes recorded by then; validAt: "
         "only episodes that happened by then (createdAt); includeHistory changes nothing "
         "(an episode is never retracted)."

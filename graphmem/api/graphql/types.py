@@ -183,14 +183,18 @@ strawberry.enum(Retriever, name="Retriever")
 class ItemScore:
     item_id: strawberry.ID
     score: float = strawberry.field(description="Ranking score (fused for HYBRID)")
-    similarity: float = strawberry.field(description="Cosine similarity to the query, 0-1")
+    similarity: float = strawberry.field(
+        description="Cosine similarity to the query on the relevance scale, 0-1"
+    )
 
 
 @strawberry.type
 class ScoredMemory:
     item: MemoryItem
     score: float = strawberry.field(description="Ranking score (fused for HYBRID)")
-    similarity: float = strawberry.field(description="Cosine similarity to the query, 0-1")
+    similarity: float = strawberry.field(
+        description="Cosine similarity to the query on the relevance scale, 0-1"
+    )
 
     @classmethod
     def of(cls, s: models.ScoredMemory) -> ScoredMemory:

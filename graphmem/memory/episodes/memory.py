@@ -31,6 +31,7 @@ from graphmem.memory.episodes.patterns import (
     find_patterns,
 )
 from graphmem.memory.kinds.working import WorkingMemory
+from graphmem.memory.search.relevance import scale_of
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
 from graphmem.stores import ChangeFeed, EpisodeStore
 from graphmem.stores.models import Episode, EpisodeSteps, Reflection, ScoredEpisode
@@ -157,8 +158,15 @@ class EpisodicMemory(TaskExports):
             raise BadInput("limit: must be between 1 and 100", field="limit")
         if self.spaces is not None:
             await self.spaces.require(tenant)
+        scale = scale_of(self.embedder.name)
         return await self.store.similar(
-            tenant, await self._embed_query(query), signature, SIGNATURE_BOOST, limit, moment
+            tenant,
+            await self._embed_query(query),
+            signature,
+            SIGNATURE_BOOST,
+            limit,
+            moment,
+            (scale.floor, scale.ceiling),
         )
 
     async def prior_knowledge(

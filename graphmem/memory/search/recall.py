@@ -10,6 +10,7 @@ import numpy as np
 from graphmem.domain.models import EventKind, MemoryItem, RecallResult, ScoredMemory, Tier, utcnow
 from graphmem.memory.inputs import RecallQuery
 from graphmem.memory.search.ranking import Ranker
+from graphmem.memory.search.relevance import scale_of
 from graphmem.memory.tiers.promotion import Promotion
 from graphmem.memory.tiers.sessions import Sessions
 from graphmem.memory.writepath.changes import ScopeChanges
@@ -41,11 +42,15 @@ class Recall:
         self.metrics = metrics
         self.events = events
         self.changes = changes or ScopeChanges(None)
+        #: the embedder's cosines on the scale the thresholds are written in
+        self.relevance = scale_of(ranker.embedder.name)
 
     async def search(self, tenant: str, q: RecallQuery) -> list[ScoredMemory]:
         """The recall ranking of every tier's memories, without side effects."""
         ranked, _ = await self.ranker.rank(tenant, q)
-        return [ScoredMemory(item=i, score=s, similarity=c) for i, s, c in ranked]
+        return [
+            ScoredMemory(item=i, score=s, similarity=self.relevance.of(c)) for i, s, c in ranked
+        ]
 
     async def recall(self, tenant: str, q: RecallQuery) -> RecallResult:
         started = time.perf_counter()
@@ -57,10 +62,10 @@ class Recall:
         # from: the session is where the agent is now (its hot items are the hot hits).
         scope = q.model_copy(update={"session_id": None}) if q.user_id else q
         ordered, query_vector = await self.ranker.order(tenant, scope)
-        # Ranking uses the fused score; relevance, promotion and hits use the cosine
-        # similarity, the scale the tier thresholds are written in.
+        # Ranking uses the fused score; relevance, promotion and hits use the cosine on the
+        # scale the tier thresholds are written in (``relevance.py``).
         ranking = {turn.id: score for turn, score, _ in ordered}
-        scores = {turn.id: max(0.0, min(1.0, cosine)) for turn, _, cosine in ordered}
+        scores = {turn.id: self.relevance.of(cosine) for turn, _, cosine in ordered}
         now = utcnow()
         # One statement counts the accesses and reads the items as they are now (a
         # memory deleted since the ranking drops out).
@@ -146,10 +151,9 @@ class Recall:
         if not items:
             return []
         matrix = np.asarray([vectors[i.id] for i in items], dtype=np.float32)
-        scores = matrix @ np.asarray(query_vector, dtype=np.float32)
+        cosines = matrix @ np.asarray(query_vector, dtype=np.float32)
+        scores = [self.relevance.of(float(c)) for c in cosines]
         hits = [
-            (item, float(max(0.0, min(1.0, s))))
-            for item, s in zip(items, scores, strict=True)
-            if s >= config.min_relevance
+            (item, s) for item, s in zip(items, scores, strict=True) if s >= config.min_relevance
         ]
         return sorted(hits, key=lambda h: h[1], reverse=True)[: q.limit]

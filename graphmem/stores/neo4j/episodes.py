@@ -112,7 +112,10 @@ class Neo4jEpisodeStore:
         boost: float,
         limit: int,
         moment: Moment = NOW,
+        scale: tuple[float, float] = (0.0, 1.0),
     ) -> list[ScoredEpisode]:
+        """``scale``: the cosines that map to similarity 0 and 1 before the boost (the
+        embedder's relevance scale, ``memory/search/relevance.py``)."""
         records = await self.graph.run(
             "episode/similar",
             {
@@ -121,6 +124,8 @@ class Neo4jEpisodeStore:
                 "signature": signature,
                 "boost": boost,
                 "limit": limit,
+                "floor": scale[0],
+                "ceiling": scale[1],
                 **moment.params(),
             },
         )

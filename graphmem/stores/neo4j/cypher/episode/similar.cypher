@@ -1,5 +1,8 @@
 // Episode similarity (docs/concepts.md#episodes): cosine over episode embeddings, plus a boost for an exact
-// structure-signature match. Episodes per tenant are few enough to rank exactly.
+// structure-signature match. Episodes per tenant are few enough to rank exactly. The
+// cosine is put on the relevance scale first ($floor maps to 0, $ceiling to 1: the
+// embedder's, memory/search/relevance.py), the one the boost is written in; below the
+// floor it goes negative, and such an episode does not vote (prior knowledge).
 // Seen at the read's moment: the record-time and valid-time terms of the memories'
 // predicate (memory/text_hits.cypher); an episode is never retracted, so $history
 // changes nothing here.
@@ -10,7 +13,8 @@ WHERE e.embedding IS NOT NULL
 WITH e, 2.0 * vector.similarity.cosine(e.embedding, $embedding) - 1.0 AS cosine,
      ($signature IS NOT NULL AND e.signature = $signature) AS signatureMatch
 WITH e, cosine, signatureMatch,
-     cosine + CASE WHEN signatureMatch THEN $boost ELSE 0.0 END AS similarity
+     (cosine - $floor) / ($ceiling - $floor)
+       + CASE WHEN signatureMatch THEN $boost ELSE 0.0 END AS similarity
 ORDER BY similarity DESC, e.createdAt DESC
 LIMIT $limit
 RETURN e {.*, embedding: null} AS episode, cosine, signatureMatch, similarity

@@ -99,9 +99,9 @@ def onnx_session(
     # Which level is fastest depends on the graph, so each embedder names its own. MiniLM's
     # rewritten int8 graph runs fastest at "basic" (constant folding, redundant nodes
     # removed): the fusions above it cost it about 20% on LoCoMo turns. The jar models'
-    # int8 graphs (bge, e5) run about 20% faster at "extended", whose fusions (layer
-    # norms, GELU, quantised MatMuls) match their nodes (BENCHMARKS.md, "Graph
-    # optimisation levels").
+    # int8 graphs (bge, e5) embed about a quarter more turns a second at "extended", whose
+    # fusions (layer norms, GELU, quantised MatMuls) match their nodes (bench/embedders.py;
+    # BENCHMARKS.md, "Embedders").
     options.graph_optimization_level = {
         "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
         "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,

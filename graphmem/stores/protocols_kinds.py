@@ -158,6 +158,7 @@ class EpisodeStore(Protocol):
         limit: int,
         moment: Moment = ...,
         scale: tuple[float, float] = ...,
+        model: str | None = ...,
     ) -> list[ScoredEpisode]: ...
     async def with_steps(self, tenant: str, signature: str | None) -> list[EpisodeSteps]: ...
     async def upsert_reflection(

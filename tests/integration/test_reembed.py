@@ -246,3 +246,28 @@ async def test_the_flip_waits_for_a_writer_that_read_the_old_model(
         stack, "MATCH (m:Memory {tenant: $t}) RETURN DISTINCT m.embeddingModel AS m", t=tenant
     )
     assert models == [{"m": bge.embedder.name}]
+
+
+async def test_an_episode_of_another_model_is_not_compared_until_reembed(
+    minilm: Memory, bge: Memory
+) -> None:
+    """A server still on the tenant's old model records its episodes with that model's
+    vectors (after the last reembed, or before its restart): those are left out of
+    similarEpisodes, not ranked as noise, until a reembed embeds them again."""
+    tenant = new_tenant()
+    await remember(bge, tenant, texts(3))
+    await minilm.episodes.record_episode(
+        tenant, outcome="Deployed after the migration.", success=True, description="Deploy web"
+    )
+    await bge.episodes.record_episode(
+        tenant, outcome="Deployed on the second try.", success=True, description="Deploy api"
+    )
+    found = await bge.episodes.similar(tenant, "How did the deploy go?")
+    assert [r.episode.outcome for r in found] == ["Deployed on the second try."]
+    report = await Reembed(bge.graph.spaces, bge.embedder, bge.changes).tenant(tenant)
+    assert report.tasks >= 1
+    found = await bge.episodes.similar(tenant, "How did the deploy go?")
+    assert sorted(r.episode.outcome for r in found) == [
+        "Deployed after the migration.",
+        "Deployed on the second try.",
+    ]

@@ -167,6 +167,7 @@ class EpisodicMemory(TaskExports):
             limit,
             moment,
             (scale.floor, scale.ceiling),
+            self.embedder.name,
         )
 
     async def prior_knowledge(

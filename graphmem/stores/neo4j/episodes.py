@@ -113,9 +113,11 @@ class Neo4jEpisodeStore:
         limit: int,
         moment: Moment = NOW,
         scale: tuple[float, float] = (0.0, 1.0),
+        model: str | None = None,
     ) -> list[ScoredEpisode]:
         """``scale``: the cosines that map to similarity 0 and 1 before the boost (the
-        embedder's relevance scale, ``memory/search/relevance.py``)."""
+        embedder's relevance scale, ``memory/search/relevance.py``); ``model``: the
+        embedder whose vectors ``embedding`` may be compared with (None: any)."""
         records = await self.graph.run(
             "episode/similar",
             {
@@ -126,6 +128,7 @@ class Neo4jEpisodeStore:
                 "limit": limit,
                 "floor": scale[0],
                 "ceiling": scale[1],
+                "model": model,
                 **moment.params(),
             },
         )

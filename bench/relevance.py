@@ -34,7 +34,7 @@ from bench.lib.report import run_info, save_json, update_section
 from graphmem.enrich.embed import embed_queries
 from graphmem.enrich.embedders import make_embedder
 from graphmem.enrich.names import EMBEDDERS
-from graphmem.enrich.sentences import embed_memories
+from graphmem.enrich.sentences import best_cosines, embed_memories, pack
 from graphmem.memory.search.relevance import scale_of
 from graphmem.settings import load_settings
 
@@ -45,14 +45,12 @@ QUICK_RANKS = (1, 3, 10, 30)
 REFERENCE = "minilm-int8"
 
 
-def best_cosines(question: np.ndarray, memories: list[Any]) -> np.ndarray:
-    """Each memory's cosine as search scores it: its own, or its best sentence's."""
+def search_cosines(question: np.ndarray, memories: list[Any], packed: dict[str, bytes]) -> Any:
+    """Each memory's cosine as search scores it: the larger of its own and its best
+    sentence's (``sentences.best_cosines`` over the float16 vectors the graph stores)."""
     own = np.asarray([m.vector for m in memories], dtype=np.float32) @ question
-    best = [
-        max(float(o), float(np.max(m.sentences @ question))) if m.sentences is not None else o
-        for o, m in zip(own, memories, strict=True)
-    ]
-    return np.asarray(best, dtype=np.float32)
+    best = best_cosines(question, packed, len(question))
+    return np.asarray([max(float(o), best.get(str(i), -1.0)) for i, o in enumerate(own)])
 
 
 def rank_medians(model: str, conversations: list[dict[str, Any]], ranks: tuple[int, ...]) -> Any:
@@ -62,9 +60,10 @@ def rank_medians(model: str, conversations: list[dict[str, Any]], ranks: tuple[i
     at: dict[int, list[float]] = {r: [] for r in ranks}
     for conversation in conversations:
         memories = embed_memories(embedder, [text for _, text in conversation["turns"]])
+        packed = {str(i): p for i, m in enumerate(memories) if (p := pack(m.sentences))}
         questions = embed_queries(embedder, [q for q, _, _ in conversation["questions"]])
         for question in questions:
-            ordered = np.sort(best_cosines(question, memories))[::-1]
+            ordered = np.sort(search_cosines(question, memories, packed))[::-1]
             for r in ranks:
                 if r <= len(ordered):
                     at[r].append(float(ordered[r - 1]))

@@ -22,6 +22,7 @@ from graphmem.domain.knowledge import (
     ObservationsAdded,
     RelationsCreated,
 )
+from graphmem.domain.models import EmbeddingSpace
 from graphmem.domain.moments import Moment
 from graphmem.settings import PersonaConfig
 from graphmem.stores.erasure_models import (
@@ -156,9 +157,9 @@ class EpisodeStore(Protocol):
         signature: str | None,
         boost: float,
         limit: int,
+        space: EmbeddingSpace,
         moment: Moment = ...,
         scale: tuple[float, float] = ...,
-        model: str | None = ...,
     ) -> list[ScoredEpisode]: ...
     async def with_steps(self, tenant: str, signature: str | None) -> list[EpisodeSteps]: ...
     async def upsert_reflection(

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from graphmem.cputime import in_thread
-from graphmem.domain.models import utcnow
+from graphmem.domain.models import EmbeddingSpace, utcnow
 from graphmem.domain.moments import NOW, Moment
 from graphmem.enrich.embed import Embedder, embed_queries
 from graphmem.errors import BadInput, NotFound
@@ -165,9 +165,9 @@ class EpisodicMemory(TaskExports):
             signature,
             SIGNATURE_BOOST,
             limit,
+            EmbeddingSpace.of(self.embedder),
             moment,
             (scale.floor, scale.ceiling),
-            self.embedder.name,
         )
 
     async def prior_knowledge(

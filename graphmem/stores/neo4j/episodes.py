@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from graphmem.domain.models import EmbeddingSpace
 from graphmem.domain.moments import NOW, Moment
 from graphmem.stores.models import (
     Episode,
@@ -111,13 +112,13 @@ class Neo4jEpisodeStore:
         signature: str | None,
         boost: float,
         limit: int,
+        space: EmbeddingSpace,
         moment: Moment = NOW,
         scale: tuple[float, float] = (0.0, 1.0),
-        model: str | None = None,
     ) -> list[ScoredEpisode]:
-        """``scale``: the cosines that map to similarity 0 and 1 before the boost (the
-        embedder's relevance scale, ``memory/search/relevance.py``); ``model``: the
-        embedder whose vectors ``embedding`` may be compared with (None: any)."""
+        """``space``: the model of ``embedding`` (only its episodes are compared);
+        ``scale``: the cosines that map to similarity 0 and 1 before the boost (the
+        embedder's relevance scale, ``memory/search/relevance.py``)."""
         records = await self.graph.run(
             "episode/similar",
             {
@@ -128,7 +129,7 @@ class Neo4jEpisodeStore:
                 "limit": limit,
                 "floor": scale[0],
                 "ceiling": scale[1],
-                "model": model,
+                **space.params(),
                 **moment.params(),
             },
         )

@@ -6,12 +6,12 @@
 // Seen at the read's moment: the record-time and valid-time terms of the memories'
 // predicate (memory/text_hits.cypher); an episode is never retracted, so $history
 // changes nothing here.
-// Only episodes embedded by $model's model (or before episodes recorded one): a server
+// Only episodes embedded by $model (or before episodes recorded a model): a server
 // still running a tenant's old model after `graphmem reembed` records its episodes with
 // that model's vectors, which would rank as noise here until a reembed replaces them.
 MATCH (e:Episode {tenant: $tenant})
 WHERE e.embedding IS NOT NULL
-  AND ($model IS NULL OR e.embeddingModel IS NULL OR e.embeddingModel = $model)
+  AND (e.embeddingModel IS NULL OR e.embeddingModel = $model)
   AND ($asOf IS NULL OR coalesce(e.recordedAt, e.createdAt) <= $asOf)
   AND ($validAt IS NULL OR e.createdAt <= $validAt)
 WITH e, 2.0 * vector.similarity.cosine(e.embedding, $embedding) - 1.0 AS cosine,

@@ -650,14 +650,22 @@ async def main() -> None:
         ][::3][: 10 if quick else 100]
         if args.moments_only:
             step("reads at a moment")
-            await moments_run(service, 1000 if quick else 100_000, questions, 2 if quick else 5)
+            moments = await moments_run(
+                service, 1000 if quick else 100_000, questions, 2 if quick else 5
+            )
+            if args.out:
+                args.out.write_text(json.dumps({"moments": moments}, indent=2))
+            else:
+                save_moments(moments)
             return
         step("search latency")
         results["search"] = await search_latency(
             service, [1000] if quick else [100_000], questions, 1 if quick else 3
         )
         step("reads at a moment")
-        await moments_run(service, 1000 if quick else 100_000, questions, 2 if quick else 5)
+        results["moments"] = await moments_run(
+            service, 1000 if quick else 100_000, questions, 2 if quick else 5
+        )
         step("write-to-read through a server and its enrichment worker")
         results["write_to_read"] = await write_to_read_run(8 if quick else 200)
         if not args.search_only:
@@ -689,6 +697,7 @@ async def main() -> None:
     }
     search["plots"] = [search_plot(results["search"], RESULTS)]
     save_json("perf_search", search)
+    save_moments(results["moments"])
     before = RESULTS / "perf_search_before.json"
     update_section(
         "perf-search",
@@ -701,9 +710,11 @@ async def main() -> None:
     update_section("perf", report(results, len(texts)))
 
 
-async def moments_run(service: Memory, size: int, questions: list[str], rounds: int) -> None:
-    """Reads at a moment beside current reads (``bench/lib/moments.py``), into their own
-    section of BENCHMARKS.md and bench/results/perf_moments.json."""
+async def moments_run(
+    service: Memory, size: int, questions: list[str], rounds: int
+) -> dict[str, Any]:
+    """Reads at a moment beside current reads (``bench/lib/moments.py``); ``save_moments``
+    keeps them (not a smoke run's, which has ``--out``)."""
     tenant = corpus.corpus_tenant(size)
     if await corpus.stored(service, size) != size:  # embedding LoCoMo's turns takes minutes
         texts = turns()
@@ -719,8 +730,15 @@ async def moments_run(service: Memory, size: int, questions: list[str], rounds: 
         "moments": rows,
         "superseded_ms": stages,
     }
+    return result
+
+
+def save_moments(result: dict[str, Any]) -> None:
+    """bench/results/perf_moments.json and its section of BENCHMARKS.md."""
     save_json("perf_moments", result)
-    update_section("perf-moments", moments_report(rows, result["run"], stages))
+    update_section(
+        "perf-moments", moments_report(result["moments"], result["run"], result["superseded_ms"])
+    )
 
 
 def report(r: dict[str, Any], ingested: int) -> str:

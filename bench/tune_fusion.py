@@ -10,7 +10,8 @@ seeds depend on the other weights and its links are a graph read, so its weight 
 chosen by live ``bench/locomo.py`` runs, each conversation's figures side by side
 (docs/recall.md, "Links"). ``model_folds`` chooses what ``MODEL_WEIGHTS`` holds for the
 model that embedded the run (``GRAPHMEM_EMBEDDER``): the context window and the vector
-slots, each conversation held out in turn.
+slots, each conversation held out in turn. ``ceiling`` says how far any reordering of
+the candidates could take recall.
 
     .venv/bin/python -m bench.tune_fusion [--quick] [--cache FILE]
 """
@@ -78,7 +79,7 @@ def within(pool: dict[str, Any], near: list[Any], window: int) -> list[Any]:
     return kept
 
 
-def rank(raw: dict[str, Any], w: Weights) -> list[str]:
+def rank(raw: dict[str, Any], w: Weights, limit: int = 10) -> list[str]:
     query = raw.get("query", "")
     w = query_weights(query, w)
     pool = base_scores(raw["vector"], raw["text"], raw["entity"], query, w)
@@ -92,7 +93,7 @@ def rank(raw: dict[str, Any], w: Weights) -> list[str]:
         add_context(pool, near, w)
     ordered = sorted(pool.values(), key=lambda c: (c.score, c.cosine), reverse=True)
     ordered = with_vector_slots(ordered, lambda c: c.item.id, raw["vector"], 10, w.vector_slots)
-    return [raw["dia"].get(c.item.id) for c in ordered[:10]]
+    return [raw["dia"].get(c.item.id) for c in ordered[:limit]]
 
 
 async def main() -> None:
@@ -207,6 +208,7 @@ def search(cases: list[Any], model: str) -> None:
     cross_validate(cases)
     inference_folds(cases)
     model_folds(cases, model)
+    ceiling(cases, weights_for(model))
 
 
 def cross_validate(cases: list[Any]) -> None:
@@ -271,6 +273,44 @@ def model_folds(cases: list[Any], model: str) -> None:
             f"fold: chosen without {held_out}: window {window} vector_slots {slots}; on "
             f"{held_out}: R@10 {held:.3f} multi-hop {held_multi:.3f}"
         )
+
+
+def ceiling(cases: list[Any], w: Weights) -> dict[str, dict[str, float]]:
+    """How much of the evidence the retrievers put within reach, per conversation and
+    over all: hybrid (``w``, link step off) at 10, 20 and 30 places; each retriever's own
+    top 10 and 20; the three top-10 lists together (30 places, as if a perfect reranker
+    chose among them); and every candidate fetched at all. A fusion change can only move
+    hybrid@10 towards what its candidates hold."""
+
+    def share(found: Any, evidence: set[str]) -> float:
+        return len(set(found) & evidence) / len(evidence)
+
+    rows: dict[str, list[dict[str, float]]] = {}
+    for _, evidence, raw, conversation in cases:
+        dia = raw["dia"]
+        vector = [dia.get(t.id) for t, _ in sorted(raw["vector"], key=lambda h: -h[1])]
+        text = [dia.get(t.id) for t, _, _ in sorted(raw["text"], key=lambda h: -h[1])]
+        hybrid = rank(raw, w, limit=30)
+        row = {
+            "hybrid@10": share(hybrid[:10], evidence),
+            "hybrid@20": share(hybrid[:20], evidence),
+            "hybrid@30": share(hybrid, evidence),
+            "vector@10": share(vector[:10], evidence),
+            "vector@20": share(vector[:20], evidence),
+            "bm25@10": share(text[:10], evidence),
+            "bm25@20": share(text[:20], evidence),
+            "three top-10s": share({*hybrid[:10], *vector[:10], *text[:10]}, evidence),
+            "any candidate": share(dia.values(), evidence),
+        }
+        for key in (conversation, "all"):
+            rows.setdefault(key, []).append(row)
+    table = {
+        key: {k: round(sum(r[k] for r in rs) / len(rs), 4) for k in rs[0]}
+        for key, rs in sorted(rows.items())
+    }
+    for key, figures in table.items():
+        print(f"ceiling {key}: " + "  ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+    return table
 
 
 #: text weights for a question asking for an inference; 0.55 and above is the step off

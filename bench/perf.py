@@ -623,7 +623,11 @@ async def main() -> None:
         api_keys={key: tenant}, maintenance_enabled=False, memory={"autoSpillEnabled": False}
     )
     service = MemoryBuilder.from_settings(settings).build()
-    results: dict[str, Any] = {"run": run_info(), "quick": quick}
+    results: dict[str, Any] = {
+        "run": run_info(),
+        "quick": quick,
+        "embedder": service.embedder.name,
+    }
     load = [round(os.getloadavg()[0], 1)]
     started = time.perf_counter()
 
@@ -715,7 +719,7 @@ async def moments_run(
 ) -> dict[str, Any]:
     """Reads at a moment beside current reads (``bench/lib/moments.py``); ``save_moments``
     keeps them (not a smoke run's, which has ``--out``)."""
-    tenant = corpus.corpus_tenant(size)
+    tenant = corpus.corpus_tenant(size, service.embedder.name)
     if await corpus.stored(service, size) != size:  # embedding LoCoMo's turns takes minutes
         texts = turns()
         await corpus.ensure(service, size, texts, embed_memories(service.embedder, texts))

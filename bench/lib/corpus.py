@@ -3,14 +3,17 @@
 Enriching 100,000 memories through the spill path (embedding and NER at ~150 items/s)
 would take a quarter of an hour, longer than the whole perf suite may run; ingest speed is
 measured separately. Here every memory is written through the graph store's own batched
-upsert (the statement spill uses) with an embedding mixed from real MiniLM embeddings of
-LoCoMo turns: ``normalise(E[a] + 0.3 E[b] + noise)`` for turn ``a``'s text, so vectors
-are distinct, spread like real ones, and the text is real conversation; turn ``a``'s
-sentence vectors go with it, as spill would store them.
+upsert (the statement spill uses) with an embedding mixed from real embeddings of LoCoMo
+turns by the process's model: ``normalise(E[a] + 0.3 E[b] + noise)`` for turn ``a``'s
+text, so vectors are distinct, spread like real ones, and the text is real conversation;
+turn ``a``'s sentence vectors (for a model that has them) go with it, as spill would store
+them.
 
 Shape: users of ``sessions`` sessions of ``turns`` memories each, in one tenant per
-size, so a search can be scoped to a user (a realistic agent query) or span the tenant.
-A corpus is kept between runs and reused when it is complete (``corpus_tenant``).
+size and embedding model, so a search can be scoped to a user (a realistic agent query)
+or span the tenant. A corpus is kept between runs and reused when it is complete
+(``corpus_tenant``); a tenant holds one model's vectors (docs/embedders.md), so each
+model the bench runs with has a corpus of its own.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ TURNS_PER_SESSION = 100
 BATCH = 1000
 
 
-def corpus_tenant(size: int) -> str:
-    return f"perf-corpus-v{VERSION}-{size}"
+def corpus_tenant(size: int, model: str) -> str:
+    """The tenant of the corpus of ``size`` memories embedded by ``model`` (its name)."""
+    return f"perf-corpus-v{VERSION}-{size}-{model.lower()}"
 
 
 def user_ids(size: int) -> list[str]:
@@ -42,7 +46,7 @@ def user_ids(size: int) -> list[str]:
 
 
 async def stored(service: Memory, size: int) -> int:
-    tenant = corpus_tenant(size)
+    tenant = corpus_tenant(size, service.embedder.name)
     total = 0
     for user in user_ids(size):
         params = {"tenant": tenant, "userId": user, "tiers": ["warm", "cold"], "cap": size}
@@ -61,7 +65,7 @@ async def ensure(
 ) -> tuple[str, bool]:
     """The tenant holding a complete corpus of ``size`` memories; (tenant, built now).
     ``written`` is given each batch once stored, with the index of each one's text."""
-    tenant = corpus_tenant(size)
+    tenant = corpus_tenant(size, service.embedder.name)
     if await stored(service, size) == size:
         return tenant, False
     for user in user_ids(size):  # a partial corpus from an interrupted run

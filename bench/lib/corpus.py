@@ -64,13 +64,18 @@ async def ensure(
     written: Callable[[list[MemoryItem], list[int]], Awaitable[None]] | None = None,
 ) -> tuple[str, bool]:
     """The tenant holding a complete corpus of ``size`` memories; (tenant, built now).
-    ``written`` is given each batch once stored, with the index of each one's text."""
+    ``written`` is given each batch once stored, with the index of each one's text.
+
+    A partial corpus (an interrupted run) is written over: ``write`` is deterministic and
+    the upsert idempotent, so the same ids converge on the same memories. It is not
+    forgotten first: a forgotten user's tombstone refuses every later write of memories
+    created before it, and the corpus's are dated 2024."""
     tenant = corpus_tenant(size, service.embedder.name)
     if await stored(service, size) == size:
         return tenant, False
-    for user in user_ids(size):  # a partial corpus from an interrupted run
-        await service.erasure.forget_user(tenant, user)
     await write(service, tenant, size, texts, embedded, progress, written)
+    if (found := await stored(service, size)) != size:
+        raise RuntimeError(f"corpus {tenant}: {found} of {size} memories stored")
     return tenant, True
 
 

@@ -76,7 +76,19 @@ async def ensure(
     await write(service, tenant, size, texts, embedded, progress, written)
     if (found := await stored(service, size)) != size:
         raise RuntimeError(f"corpus {tenant}: {found} of {size} memories stored")
+    await settle_indexes(service, tenant)
     return tenant, True
+
+
+async def settle_indexes(service: Memory, tenant: str) -> None:
+    """After a corpus is built: its tenant's own vector index (created once the tenant
+    outgrows the shared one) and its fulltext index populated, and the own index chosen,
+    so that no measurement runs beside Neo4j building them (a perf run that did measured
+    a tenant-wide hybrid p50 of 87 ms, 81 of them asking the index's state)."""
+    indexes = service.graph.search.vector_indexes  # type: ignore[attr-defined]
+    await indexes.choose(tenant, service.embedder.dimension)
+    await service.graph.run("admin/await_indexes", {"timeoutSeconds": 900})  # type: ignore[attr-defined]
+    await indexes.choose(tenant, service.embedder.dimension)
 
 
 async def crowd(

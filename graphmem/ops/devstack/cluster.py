@@ -55,16 +55,26 @@ class RedisClusterLauncher:
         )
         return done.stdout + done.stderr
 
-    def healthy(self) -> bool:
-        """Every slot served, every node agreeing, and every replica in sync with its
-        master (a replica that never synced cannot take over when its master dies)."""
+    def unhealthy(self) -> str | None:
+        """Why the cluster cannot serve yet, or None once every slot is served, every
+        node agrees, and every replica is in sync with its master (a replica that never
+        synced cannot take over when its master dies)."""
         for port in self.ports:
-            if "cluster_state:ok" not in self.cli("cluster", "info", port=port):
-                return False
+            info = self.cli("cluster", "info", port=port)
+            if "cluster_state:ok" not in info:
+                facts = [
+                    line
+                    for line in info.splitlines()
+                    if line.startswith(("cluster_state", "cluster_slots_ok", "cluster_known"))
+                ]
+                return f"node {port}: {', '.join(facts) or info.strip()[-200:]}"
             replication = self.cli("info", "replication", port=port)
             if "role:slave" in replication and "master_link_status:up" not in replication:
-                return False
-        return True
+                return f"replica {port}: not in sync with its master yet"
+        return None
+
+    def healthy(self) -> bool:
+        return self.unhealthy() is None
 
     def running(self) -> bool:
         return all(node.running() for node in self.nodes)
@@ -79,7 +89,15 @@ class RedisClusterLauncher:
             "cluster_known_nodes:1\n" in self.cli("cluster", "info", port=p) for p in self.ports
         ):
             self._create()
-        wait_until(self.healthy, timeout, what="Redis Cluster")
+        try:
+            wait_until(self.healthy, timeout, what="Redis Cluster")
+        except TimeoutError:
+            # Say which node and why: a cluster that never settles is otherwise a bare
+            # timeout, with the nodes' logs gone with a temporary home.
+            raise TimeoutError(
+                f"Redis Cluster not ready after {timeout:.0f}s: {self.unhealthy()}; "
+                f"logs under {self.home}"
+            ) from None
         return started
 
     def _create(self) -> None:

@@ -20,6 +20,18 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
     return False
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on port now: nothing listens there, and no
+    connection holds it as its own end."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def read_pid(pid_file: Path) -> int | None:
     try:
         return int(pid_file.read_text().strip())

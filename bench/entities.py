@@ -9,7 +9,12 @@ Corpus: the turns of the LoCoMo dev conversations, read at run time from
 2. enrichment during a spill on the real stack: items/s spilled with entity memory on
    and off (embedding + graph writes either way), so the NER share is visible;
 3. resolution: distinct entities when keyed by exact surface text versus graphmem's keys,
-   and the residual duplicate rate (one normalised name under several types).
+   and the residual duplicate rate (one normalised name under several types);
+4. write cost as one entity's mentions grow: the entity store's write of ten new
+   memories mentioning an entity that already has N mentions (upsert, then the counts
+   added from the new edges), against recounting the entity from all its edges
+   (``entity/refresh_counts``, what every write ran before 2026-11-28). Side by side,
+   medians of seven writes at each N.
 
     .venv/bin/python -m bench.entities [--quick]
 """
@@ -26,6 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench.lib.graph import run_cypher
 from bench.lib.locomo import turns
 from bench.lib.measures import extractor_throughput, timed_spill
 from bench.lib.report import run_info, save_json, update_section
@@ -84,6 +90,70 @@ async def spill_rate(texts: list[str], entities: bool) -> float:
         await service.close()
 
 
+async def write_cost(sizes: list[int], repeats: int = 7) -> list[dict[str, Any]]:
+    """Milliseconds of a ten-memory entity write at each size of the entity's mentions,
+    with the counts added (now) and recounted (before)."""
+    service = MemoryBuilder.from_settings(load_settings()).build()
+    assert service.entities is not None
+    store = service.entities.store
+    tenant, key = f"bench-{uuid.uuid4().hex[:8]}", "PERSON|bob"
+    seeded, fresh = 0, 10**7  # memory ids: the seeded ones below, the timed ones above
+    rows = []
+    try:
+        await service.migrate()
+        for size in sizes:
+            await run_cypher(
+                "entity_mentions_seed",
+                tenant=tenant,
+                key=key,
+                mention=True,
+                **{"from": seeded, "to": size},
+            )
+            seeded = size
+            await store.refresh(tenant, [key])
+            timings: dict[str, list[float]] = {"added": [], "recounted": []}
+            for _ in range(repeats):
+                for way, ms in timings.items():
+                    ids = [f"m{i}" for i in range(fresh, fresh + 10)]
+                    await run_cypher(
+                        "entity_mentions_seed",
+                        tenant=tenant,
+                        key=key,
+                        mention=False,
+                        **{"from": fresh, "to": fresh + 10},
+                    )
+                    fresh += 10
+                    mentions = [
+                        {
+                            "memoryId": i,
+                            "key": key,
+                            "name": "Bob",
+                            "type": "PERSON",
+                            "label": "PERSON",
+                            "surface": "Bob",
+                            "via": "exact",
+                            "start": 0,
+                            "end": 3,
+                            "at": None,
+                        }
+                        for i in ids
+                    ]
+                    started = time.perf_counter()
+                    await store.write(tenant, mentions, [], [])
+                    if way == "recounted":
+                        await store.refresh(tenant, [key])
+                    ms.append((time.perf_counter() - started) * 1000)
+            rows.append(
+                {"mentions": size}
+                | {way: round(statistics.median(ms), 1) for way, ms in timings.items()}
+            )
+            print(rows[-1], flush=True)
+    finally:
+        await run_cypher("entity_mentions_drop", auto_commit=True, tenant=tenant)
+        await service.close()
+    return rows
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small corpus (CI smoke)")
@@ -97,6 +167,7 @@ async def main() -> None:
     resolution = duplicates(texts)
     with_entities = await spill_rate(texts, entities=True)
     without = await spill_rate(texts, entities=False)
+    writes = await write_cost([100, 1000] if args.quick else [1000, 10_000, 50_000])
     results: dict[str, Any] = {
         "run": run_info(),
         "docs": len(texts),
@@ -110,6 +181,7 @@ async def main() -> None:
             "entities_off": round(without, 1),
         },
         "resolution": resolution,
+        "entity_write_ms": writes,
     }
     print(json.dumps(results, indent=2))
     if args.out:
@@ -139,7 +211,19 @@ Resolution over {r["mentions"]} mentions: {r["entities_by_surface"]} entities if
 surface text, {r["entities_resolved"]} with graphmem's keys ({r["variants_merged"]} variants
 merged). Residual duplicates — one normalised name under several types, such as a name NER
 tags PERSON in one turn and ORGANIZATION in another — {r["residual_duplicates"]}
-({100 * r["residual_duplicate_rate"]:.1f}% of entities); `mergeEntities` folds those by hand.""",
+({100 * r["residual_duplicate_rate"]:.1f}% of entities); `mergeEntities` folds those by hand.
+
+Writing ten new memories' mentions of an entity that already has N mentions, in
+milliseconds (medians of seven; the store's write, which adds the new edges to the
+counts, and the same write followed by a recount of all the entity's edges, which every
+write did before 2026-11-28):
+
+| mentions of the entity | write (counts added) | write + recount (before) |
+|---|---|---|
+"""
+        + "\n".join(
+            f"| {w['mentions']:,} | {w['added']:.1f} | {w['recounted']:.1f} |" for w in writes
+        ),
     )
 
 

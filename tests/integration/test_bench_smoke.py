@@ -46,6 +46,9 @@ def test_entities_bench_smoke(tmp_path: Path, stack: Stack) -> None:
     assert result["resolution"]["mentions"] > 0
     assert result["spill_items_per_s"]["entities_on"] > 0
     assert result["ner_docs_per_s"]["tok2vec+ner"] > 0
+    writes = result["entity_write_ms"]
+    assert [w["mentions"] for w in writes] == [100, 1000]
+    assert all(w["added"] > 0 and w["recounted"] > 0 for w in writes)
 
 
 def test_locomo_bench_smoke(tmp_path: Path, stack: Stack) -> None:

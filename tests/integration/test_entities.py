@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from graphmem.memory import Memory
 from tests.conftest import Api, Stack, run_cypher
 
 ADD = "mutation($i: AddMemoryInput!) { addMemory(input: $i) { id } }"
@@ -235,3 +237,78 @@ async def test_forget_leaves_no_orphans(api: Api, stack: Stack) -> None:
         id=keep,
     )
     assert kept[0]["n"] >= 2
+
+
+async def test_concurrent_and_repeated_writes_count_each_mention_once(
+    service: Memory, replica: Memory, stack: Stack, tenant: str
+) -> None:
+    """Counts are added per write, not recounted (a popular entity made every write cost
+    more); two replicas writing the same entity at once, and a retry beside the
+    original, still count each mention once, with the first and last time right."""
+    assert service.entities is not None and replica.entities is not None
+    ids = [f"m{i}" for i in range(40)]
+    await cypher(
+        stack,
+        "UNWIND range(0, size($ids) - 1) AS i "
+        "CREATE (:Memory {tenant: $t, id: $ids[i], userId: 'u' + (i % 3), "
+        "createdAt: datetime('2025-01-01T00:00:00Z') + duration({days: i})})",
+        t=tenant,
+        ids=ids,
+    )
+
+    def mentions(batch: list[str]) -> list[dict[str, Any]]:
+        return [
+            {
+                "memoryId": m,
+                "key": key,
+                "name": key.split("|")[1].title(),
+                "type": "PERSON",
+                "label": "PERSON",
+                "surface": key.split("|")[1].title(),
+                "via": "exact",
+                "start": 0,
+                "end": 3,
+                "at": None,
+            }
+            for m in batch
+            for key in ("PERSON|bob", "PERSON|eve")
+        ]
+
+    batches = [ids[i : i + 5] for i in range(0, len(ids), 5)]
+    writes = [
+        store.write(tenant, mentions(batch), [], [])
+        for batch in batches
+        for store in (service.entities.store, replica.entities.store)  # each batch twice
+    ]
+    await asyncio.gather(*writes)
+    rows = await cypher(
+        stack,
+        "MATCH (e:Entity {tenant: $t}) "
+        "RETURN e.key AS key, e.mentionCount AS n, toString(e.firstSeen) AS first, "
+        "toString(e.lastSeen) AS last, COUNT { (e)<-[:MENTIONS]-() } AS edges, "
+        "COUNT { (e)<-[r:MENTIONS]-() WHERE r.uncounted } AS uncounted ORDER BY key",
+        t=tenant,
+    )
+    assert [(r["key"], r["n"], r["edges"], r["uncounted"]) for r in rows] == [
+        ("PERSON|bob", 40, 40, 0),
+        ("PERSON|eve", 40, 40, 0),
+    ]
+    assert {(r["first"], r["last"]) for r in rows} == {
+        ("2025-01-01T00:00:00Z", "2025-02-09T00:00:00Z")
+    }
+    users = await cypher(
+        stack,
+        "MATCH (u:User {tenant: $t})-[r:MENTIONED]->(e:Entity {key: 'PERSON|bob'}) "
+        "RETURN u.id AS user, r.count AS n ORDER BY user",
+        t=tenant,
+    )
+    assert [(u["user"], u["n"]) for u in users] == [("u0", 14), ("u1", 13), ("u2", 13)]
+    # a forget recounts from the edges, and the counts stay the same as added ones
+    assert await service.entities.store.refresh(tenant, ["PERSON|bob"]) == 0
+    again = await cypher(
+        stack,
+        "MATCH (:User {tenant: $t, id: 'u0'})-[r:MENTIONED]->(e:Entity {key: 'PERSON|bob'}) "
+        "RETURN e.mentionCount AS n, r.count AS mine",
+        t=tenant,
+    )
+    assert again == [{"n": 40, "mine": 14}]

@@ -41,7 +41,17 @@ class Neo4jEntityStore:
             )
         if pairs:
             await self.graph.run("entity/co_occurrence", {"tenant": tenant, "pairs": list(pairs)})
-        await self.refresh(tenant, sorted({m["key"] for m in mentions}))
+        # Counted after the edges are stored, by the edges a write made: a failure here
+        # leaves them marked, and the write's retry counts them.
+        added = sorted({(m["key"], m["memoryId"]) for m in mentions})
+        await self.graph.run(
+            "entity/count_mentions",
+            {
+                "tenant": tenant,
+                "keys": sorted({key for key, _ in added}),
+                "mentions": [{"key": key, "memoryId": memory_id} for key, memory_id in added],
+            },
+        )
 
     async def refresh(self, tenant: str, keys: Sequence[str]) -> int:
         """Recompute counts and MENTIONED edges; returns how many orphans were deleted."""

@@ -32,7 +32,7 @@ from graphmem.api.graphql.schema import build_schema
 from graphmem.api.http import bodies
 from graphmem.api.http.auth import TENANT_SCOPE_KEY, BearerAuth
 from graphmem.api.http.fairshare import FairShare, ShareLimits
-from graphmem.api.http.limits import BodyLimit, FairTurns, StreamLifetime
+from graphmem.api.http.limits import BodyLimit, FairTurns, PostOnly, StreamLifetime
 from graphmem.api.http.websocket import LimitedTransportWS, TenantSubscriptions
 from graphmem.api.mcp import envelope_problem as mcp_envelope_problem
 from graphmem.api.mcp import http_app as mcp_http_app
@@ -220,7 +220,7 @@ def create_app(
     )
     protected = BearerAuth(
         BodyLimit(
-            FairTurns(graphql, share), settings.max_body_bytes, settings.body_timeout_seconds
+            FairTurns(PostOnly(graphql), share), settings.max_body_bytes, settings.body_timeout_seconds
         ),
         keys,
     )

@@ -1,6 +1,6 @@
 """Request limits at the HTTP edge (ASGI middleware): body size and arrival, the life of
-an event stream, and each tenant's turn at the process (``fairshare``). Operation cost
-is in ``guard`` and ``admission``."""
+an event stream, the method GraphQL takes, and each tenant's turn at the process
+(``fairshare``). Operation cost is in ``guard`` and ``admission``."""
 
 from __future__ import annotations
 
@@ -189,6 +189,25 @@ class StreamLifetime:
                     408, "the stream's time is up; reconnect", ErrorCode.BAD_INPUT
                 )
                 await response(scope, receive, send)
+
+
+class PostOnly:
+    """GraphQL over HTTP is a POST (``allow_queries_via_get`` is off), but strawberry
+    parses a GET's query before it refuses it, and a GET takes no fair turn: refused
+    here, its query read by nobody. WebSockets (subscriptions) go on."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") == "POST":
+            await self.app(scope, receive, send)
+            return
+        response = error_response(
+            405, "GraphQL requests are POSTs (JSON body)", ErrorCode.BAD_INPUT
+        )
+        response.headers["Allow"] = "POST"
+        await response(scope, receive, send)
 
 
 class FairTurns:

@@ -85,3 +85,31 @@ def test_the_operations_guide_says_the_ide_is_served() -> None:
     guide = (ROOT / "docs" / "operations.md").read_text()
     assert "not served" not in guide
     assert "/graphql/ide/" in guide and "graphmem ide-assets" in guide
+
+
+async def test_a_graphql_get_with_the_key_is_refused_before_its_query_is_read(
+    client: httpx.AsyncClient,
+) -> None:
+    """A GET takes no fair turn, so its query must not be parsed either (strawberry
+    parses first and refuses the method after)."""
+    from graphmem.api.graphql import guard
+
+    document = "{ __typename } # " + "x" * 50_000
+    parsed = guard.DocumentGuard.parse
+    calls: list[str] = []
+
+    async def counting(self: guard.DocumentGuard, text: str) -> object:
+        calls.append(text)
+        return await parsed(self, text)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(guard.DocumentGuard, "parse", counting)
+        response = await client.get(
+            "/graphql",
+            params={"query": document},
+            headers={"Accept": "application/json", "Authorization": f"Bearer {KEY}"},
+        )
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json()["errors"][0]["extensions"]["code"] == "BAD_INPUT"
+    assert calls == []

@@ -220,7 +220,9 @@ def create_app(
     )
     protected = BearerAuth(
         BodyLimit(
-            FairTurns(PostOnly(graphql), share), settings.max_body_bytes, settings.body_timeout_seconds
+            FairTurns(PostOnly(graphql), share),
+            settings.max_body_bytes,
+            settings.body_timeout_seconds,
         ),
         keys,
     )

@@ -65,6 +65,19 @@ def test_values_any_json_object_up_to_the_body_limit(api: Served) -> None:
         assert store.get(ns, "huge") is None
 
 
+def test_a_get_answers_with_at_most_its_budget_of_values(api: Served) -> None:
+    """The same key asked many times is read once, and an answer of more than
+    MAX_GET_ANSWER of values is refused: one stored megabyte asked for a thousand
+    times was a gigabyte for the process to build and send."""
+    ns = ("docs", "asked-often")
+    with api.store(1) as store:
+        store.put(ns, "big", {"text": "z" * 900_000})
+        ten = store.batch([GetOp(ns, "big") for _ in range(10)])
+        assert [len(i.value["text"]) for i in ten] == [900_000] * 10  # type: ignore[union-attr]
+        with pytest.raises(BadInput, match="ask for fewer keys"):
+            store.batch([GetOp(ns, "big") for _ in range(1_000)])
+
+
 def test_refused_input_changes_nothing(api: Served) -> None:
     ns = ("users", "eve", "notes")
     with api.store(2) as store:

@@ -40,6 +40,9 @@ MAX_PUTS = 500
 MAX_GETS = 1_000
 #: a value's JSON text; the request body limit bounds it first
 MAX_VALUE = 1_000_000
+#: the values' JSON text one get answers with at most: a key asked a thousand times
+#: would otherwise turn one stored megabyte into a gigabyte of answer
+MAX_GET_ANSWER = 16 * MAX_VALUE
 MAX_DEPTH = 64
 MAX_LIMIT = 1_000
 MAX_OFFSET = 10_000
@@ -222,7 +225,16 @@ class ItemMemory:
             (p.path_of(p.check_labels(ns, "namespace", empty=False)), p.check_key(key))
             for ns, key in keys
         ]
-        return await self.store.get(tenant, asked)
+        distinct = list(dict.fromkeys(asked))  # each stored item read once
+        stored = dict(zip(distinct, await self.store.get(tenant, distinct), strict=True))
+        answer = [stored[k] for k in asked]
+        if sum(len(i.value) for i in answer if i is not None) > MAX_GET_ANSWER:
+            raise BadInput(
+                f"the items asked for hold more than {MAX_GET_ANSWER // 1_000_000} MB of "
+                "values together; ask for fewer keys at a time",
+                field="keys",
+            )
+        return answer
 
     async def scan(
         self,

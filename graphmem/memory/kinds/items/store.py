@@ -40,9 +40,7 @@ MAX_PUTS = 500
 MAX_GETS = 1_000
 #: a value's JSON text; the request body limit bounds it first
 MAX_VALUE = 1_000_000
-#: the values' JSON text one get answers with at most: a key asked a thousand times
-#: would otherwise turn one stored megabyte into a gigabyte of answer
-MAX_GET_ANSWER = 16 * MAX_VALUE
+MAX_GET_ANSWER = 16 * MAX_VALUE  # values a get answers with (1 MB asked 1,000 times: 1 GB)
 MAX_DEPTH = 64
 MAX_LIMIT = 1_000
 MAX_OFFSET = 10_000
@@ -229,11 +227,8 @@ class ItemMemory:
         stored = dict(zip(distinct, await self.store.get(tenant, distinct), strict=True))
         answer = [stored[k] for k in asked]
         if sum(len(i.value) for i in answer if i is not None) > MAX_GET_ANSWER:
-            raise BadInput(
-                f"the items asked for hold more than {MAX_GET_ANSWER // 1_000_000} MB of "
-                "values together; ask for fewer keys at a time",
-                field="keys",
-            )
+            mb = MAX_GET_ANSWER // 1_000_000
+            raise BadInput(f"more than {mb} MB of values; ask for fewer keys", field="keys")
         return answer
 
     async def scan(

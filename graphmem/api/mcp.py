@@ -114,7 +114,9 @@ def _when(args: dict[str, Any], name: str) -> datetime | None:
     if text is None:
         return None
     try:
-        return datetime.fromisoformat(text[:64])
+        if len(text) > 64:  # refused whole, not cut: what a cut leaves may still parse
+            raise ValueError(name)
+        return datetime.fromisoformat(text)
     except ValueError:
         raise BadInput(f"{name}: an ISO 8601 date and time", field=name) from None
 

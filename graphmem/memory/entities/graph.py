@@ -9,6 +9,7 @@ why observations are properties rather than memories: docs/concepts.md#the-knowl
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, TypeVar
@@ -29,6 +30,8 @@ from graphmem.errors import BadInput, NotFound
 from graphmem.memory.tiers.quota import UNLIMITED, Quota, charged, text_bytes
 from graphmem.stores import ChangeFeed, KnowledgeStore
 from graphmem.stores.null import NullBus
+
+log = logging.getLogger("graphmem.memory")
 
 T = TypeVar("T")
 
@@ -274,7 +277,17 @@ class KnowledgeGraph:
         """What an import writes (``mergeKnowledgeGraph``): the entities the graph lacks,
         the observations the ones it has lack, then the relations; (entities created,
         observations added, relations created). Each step adds only what is missing, so
-        a rerun completes an import a failure cut short and a second one adds nothing."""
+        a second import adds nothing. A merge that answers an error has written nothing:
+        a relation's unknown end is NOT_FOUND before any write, and what the steps wrote
+        before a later one failed (quota, an entity's observation cap, the store) is
+        removed again."""
+        if relations:
+            ends = {end for r in relations for end in (r.source, r.target)}
+            missing = ends - {e.name for e in entities}
+            missing -= await self.store.names_present(tenant, sorted(missing)) if missing else set()
+            if missing:
+                names = sorted(missing)
+                raise NotFound(f"no entity named {', '.join(map(repr, names))}", entityNames=names)
         created = await self.create_entities(tenant, entities) if entities else []
         made = {e.name for e in created}
         rest = [
@@ -282,9 +295,28 @@ class KnowledgeGraph:
             for e in entities
             if e.name not in made and e.observations
         ]
-        added = await self.add_observations(tenant, rest) if rest else []
-        linked = await self.create_relations(tenant, relations) if relations else []
+        added: list[tuple[str, list[str]]] = []
+        try:
+            added = await self.add_observations(tenant, rest) if rest else []
+            linked = await self.create_relations(tenant, relations) if relations else []
+        except BaseException:
+            await self._unmerge(tenant, sorted(made), added)
+            raise
         return len(created), sum(len(c) for _, c in added), len(linked)
+
+    async def _unmerge(
+        self, tenant: str, created: Sequence[str], added: Sequence[tuple[str, list[str]]]
+    ) -> None:
+        """Take back what a failed merge wrote. Best effort, as ``Ingest._undo``: what
+        cannot be taken back is logged."""
+        try:
+            if created:
+                await self.delete_entities(tenant, created)
+            groups = [DeletionInput(entityName=n, observations=c) for n, c in added if c]
+            if groups:
+                await self.delete_observations(tenant, groups)
+        except Exception as exc:
+            log.error("a failed knowledge-graph merge of %s left writes behind: %s", tenant, exc)
 
     async def read_graph(
         self, tenant: str, cursor: str | None = None, limit: int = PAGE_DEFAULT

@@ -109,6 +109,10 @@ class Neo4jKnowledgeStore:
         )
         return [parse.kg_relation(r) for r in records]
 
+    async def names_present(self, tenant: str, names: Sequence[str]) -> set[str]:
+        records = await self.graph.run("kg/names_present", {"tenant": tenant, "names": list(names)})
+        return {str(n) for n in records[0]["names"]} if records else set()
+
     async def search(
         self, tenant: str, lowered: str, limit: int, relation_limit: int
     ) -> KGSubgraph:

@@ -123,6 +123,9 @@ class FakeKnowledgeStore:
         found = [r for r in self._of(tenant).relations.values() if r.source in wanted]
         return sorted(found, key=lambda r: r.key)[:limit]
 
+    async def names_present(self, tenant: str, names: Sequence[str]) -> set[str]:
+        return set(names) & set(self._of(tenant).entities)
+
     async def search(
         self, tenant: str, lowered: str, limit: int, relation_limit: int
     ) -> KGSubgraph:

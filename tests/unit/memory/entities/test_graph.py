@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from graphmem.errors import BadInput, NotFound
+from graphmem.errors import BadInput, NotFound, Unavailable
 from graphmem.memory.entities import graph as kg
 from graphmem.memory.entities.graph import (
     DeletionInput,
@@ -169,3 +169,34 @@ async def test_counts_per_call_are_bounded(graph: KnowledgeGraph) -> None:
         await graph.search_nodes(T, "q" * (kg.MAX_QUERY_CHARS + 1))
     with pytest.raises(BadInput, match="limit"):
         await graph.read_graph(T, limit=kg.PAGE_MAX + 1)
+
+
+async def test_a_merge_that_answers_an_error_has_written_nothing(graph: KnowledgeGraph) -> None:
+    await graph.create_entities(T, [e("Old", "person", *[f"o{i}" for i in range(3)])])
+    before = await graph.read_graph(T)
+    # a relation's unknown end: refused before the new entity is written
+    with pytest.raises(NotFound) as caught:
+        await graph.merge(T, [e("New", "person", "n")], [r("New", "Old"), r("New", "Ghost")])
+    assert caught.value.details == {"entityNames": ["Ghost"]}
+    assert await graph.read_graph(T) == before
+    # a later step failing (Old would pass its observation cap): the entity created
+    # and the observations added before it are taken back
+    full = [f"x{i}" for i in range(kg.MAX_ENTITY_OBSERVATIONS)]
+    with pytest.raises(BadInput):
+        await graph.merge(T, [e("New", "person", "n"), e("Old", "person", *full)], [])
+    assert await graph.read_graph(T) == before
+    # the relations failing last (the store): entity and observations taken back
+    store = graph.store
+    assert isinstance(store, FakeKnowledgeStore)
+
+    async def unreachable(*args: Any) -> Any:
+        raise Unavailable("the graph store (Neo4j) is unreachable")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store, "create_relations", unreachable)
+        with pytest.raises(Unavailable):
+            await graph.merge(T, [e("New"), e("Old", "person", "o9")], [r("New", "Old")])
+    assert await graph.read_graph(T) == before
+    # a relation whose ends this call creates is fine, and a rerun adds nothing
+    assert await graph.merge(T, [e("New", "person", "n")], [r("New", "Old")]) == (1, 0, 1)
+    assert await graph.merge(T, [e("New", "person", "n")], [r("New", "Old")]) == (0, 0, 0)

@@ -6,7 +6,11 @@ from __future__ import annotations
 import asyncio
 import time
 
-from tests.conftest import Stack
+import pytest
+
+from graphmem.errors import QuotaExceeded
+from graphmem.memory.builder import MemoryBuilder
+from tests.conftest import Stack, new_tenant
 from tests.support.apis import codes, limited_api
 from tests.support.documents import ADD, SEARCH
 
@@ -51,6 +55,40 @@ async def test_quota_of_memories_per_tenant(stack: Stack) -> None:
         await api.data("mutation($i: ID!) { forget(itemId: $i) }", {"i": ids[0]}, tenant=a)
         again = await api.gql(ADD, {"input": {"sessionId": "q", "content": "m3"}}, tenant=a)
         assert "errors" not in again, again
+
+
+async def test_a_tenant_at_its_quota_is_counted_exactly_one_count_at_a_time(
+    stack: Stack,
+) -> None:
+    """The exact count reads the whole tenant; twenty refused writes at once run one
+    count, not twenty (each over every replica's Redis and the graph)."""
+    service = MemoryBuilder.from_settings(stack.settings(quota_memories=1)).build()
+    await service.migrate()
+    try:
+        tenant = new_tenant()
+        await service.ingest.add(tenant, {"session_id": "q", "content": "the one memory"})
+        exact = service.admission.exact_usage
+        counts = 0
+
+        async def slow_count(t: str) -> tuple[int, int]:
+            nonlocal counts
+            counts += 1
+            await asyncio.sleep(0.3)  # a large tenant's count takes a while
+            return await exact(t)
+
+        service.admission.exact_usage = slow_count
+        refused = await asyncio.gather(
+            *(service.admission.reserve(tenant, 1, 10) for _ in range(20)),
+            return_exceptions=True,
+        )
+        assert all(isinstance(r, QuotaExceeded) for r in refused), refused
+        assert counts == 1
+        # the count is over: the next refusal counts again (a forget gives room at once)
+        with pytest.raises(QuotaExceeded):
+            await service.admission.reserve(tenant, 1, 10)
+        assert counts == 2
+    finally:
+        await service.close()
 
 
 FRAGMENT_SEARCH = '{ ... on Query { search(query: "anything", limit: 3) { score } } }'

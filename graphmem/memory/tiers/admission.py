@@ -30,6 +30,8 @@ log = logging.getLogger("graphmem.memory")
 
 #: a holder of an expensive slot that died frees it after this long
 SLOT_TTL_MS = 60_000
+#: a replica that died counting a tenant's usage exactly lets another count after this
+RECOUNT_TTL_MS = 30_000
 
 
 class AdmissionLimits(BaseModel):
@@ -138,14 +140,24 @@ class Admission:
         """QUOTA_EXCEEDED if storing ``memories`` more items of any kind (``size`` bytes)
         would pass the tenant's quota (``graphmem/memory/tiers/quota.py``). The running count drifts
         upwards (deletions, expiries, replacements and trimmed messages are not all
-        subtracted), so near the limit the exact usage is counted and stored first."""
+        subtracted), so near the limit the exact usage is counted and stored first.
+
+        The exact count reads the whole tenant (the graph, every hot session, every
+        pad), so a tenant at its quota, refused write after write, must not run one per
+        write: one runs at a time per tenant (a write arriving meanwhile is judged by
+        the running count), and each costs the tenant an expensive field's units."""
         cap_n, cap_b = self.limits.max_memories, self.limits.max_bytes
         if self.store is None or not (cap_n or cap_b):
             return
         held_n, held_b = await self.store.usage(tenant)
         if _over(held_n + memories, cap_n) or _over(held_b + size, cap_b):
-            held_n, held_b = await self._exact(tenant)
-            await self.store.set_usage(tenant, held_n, held_b)
+            if await self.store.claim_recount(tenant, RECOUNT_TTL_MS):
+                try:
+                    await self.request(tenant, self.limits.expensive_cost)
+                    held_n, held_b = await self._exact(tenant)
+                    await self.store.set_usage(tenant, held_n, held_b)
+                finally:
+                    await self.store.end_recount(tenant)
             if _over(held_n + memories, cap_n) or _over(held_b + size, cap_b):
                 self.metrics.refused.labels(tenant, "quota").inc()
                 raise QuotaExceeded(

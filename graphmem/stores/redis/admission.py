@@ -103,6 +103,14 @@ class RedisAdmission:
     async def release(self, tenant: str, token: str, count: int = 1) -> None:
         await self._redis.zrem(self._key(tenant, "busy"), *(f"{token}:{i}" for i in range(count)))
 
+    async def claim_recount(self, tenant: str, ttl_ms: int) -> bool:
+        """Whether this caller may count the tenant's usage exactly now: one count at a
+        time per tenant, over every replica (until ``end_recount``, or ``ttl_ms``)."""
+        return bool(await self._redis.set(self._key(tenant, "recount"), 1, nx=True, px=ttl_ms))
+
+    async def end_recount(self, tenant: str) -> None:
+        await self._redis.delete(self._key(tenant, "recount"))
+
     async def usage(self, tenant: str) -> tuple[int, int]:
         """(memories, bytes) as counted since the last exact count."""
         raw = await cast(

@@ -38,7 +38,7 @@ class Neo4jItemStore:
     def __init__(self, graph: Neo4jSession) -> None:
         self.graph = graph
         self._indexed: set[str] = set()
-        self._lock = asyncio.Lock()
+        self._creating: dict[str, asyncio.Lock] = {}
 
     async def _ensure_index(self, tenant: str) -> tuple[str, str]:
         """The tenant's item fulltext index and label, the index created on first use
@@ -46,13 +46,18 @@ class Neo4jItemStore:
         index, label = tenant_item_fulltext(tenant)
         if tenant in self._indexed:
             return index, label
-        async with self._lock:  # one creation at a time; the requests behind it then find it
+        # One creation at a time per tenant (the requests behind it then find it); not
+        # one for the process: a tenant whose index takes its minute to come online
+        # held up every other tenant's first item write.
+        lock = self._creating.setdefault(tenant, asyncio.Lock())
+        async with lock:
             if tenant not in self._indexed:
                 await create_tenant_index(
                     self.graph, "tenant/item_fulltext_index", index, label, {}
                 )
                 await self.graph.run("admin/await_index", {"name": index, "timeoutSeconds": 60})
                 self._indexed.add(tenant)
+                self._creating.pop(tenant, None)
         return index, label
 
     async def write(

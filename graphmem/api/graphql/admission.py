@@ -41,6 +41,7 @@ EXPENSIVE = frozenset(
         "reflect",
         "priorKnowledge",
         "similarEpisodes",
+        "knowledgeGraph",  # a page of up to 1,000 entities, as MCP's read_graph
     }
 )
 

@@ -70,8 +70,9 @@ class Admission:
         and Neo4j busy for everyone (BENCHMARKS.md, Neighbours)."""
         charge(size / 1024 * self.limits.later_seconds_per_kb)
 
-    async def request(self, tenant: str, cost: int = 1) -> None:
-        """Count ``cost`` units; RATE_LIMITED past the tenant's cost per second."""
+    async def request(self, tenant: str, cost: int = 1, *, refuse: bool = True) -> None:
+        """Count ``cost`` units; RATE_LIMITED past the tenant's cost per second (unless
+        not ``refuse``: work already decided on is counted against the next requests)."""
         limit = self.limits.cost_per_second
         if self.store is None or not limit or cost <= 0:
             return
@@ -81,7 +82,7 @@ class Admission:
         except GraphmemError as exc:
             log.warning("rate limit not checked: %s", exc)
             return
-        if count > limit:
+        if count > limit and refuse:
             self.metrics.refused.labels(tenant, "rate").inc()
             retry_ms = max(1, int(1000 * (1 - (now % 1))))
             raise RateLimited(
@@ -153,7 +154,9 @@ class Admission:
         if _over(held_n + memories, cap_n) or _over(held_b + size, cap_b):
             if await self.store.claim_recount(tenant, RECOUNT_TTL_MS):
                 try:
-                    await self.request(tenant, self.limits.expensive_cost)
+                    # counted, not refused: a tenant with a small budget must still
+                    # learn that it is over its quota, not be told to retry forever
+                    await self.request(tenant, self.limits.expensive_cost, refuse=False)
                     held_n, held_b = await self._exact(tenant)
                     await self.store.set_usage(tenant, held_n, held_b)
                 finally:
